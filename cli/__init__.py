@@ -1,0 +1,1 @@
+"""pitboss command line: thin click commands over ``ledger`` and ``projections``."""

@@ -1,0 +1,382 @@
+"""``pitboss`` commands. Each parses, calls the ledger, prints text or ``--json``.
+
+Exit codes (the same for every command):
+  0  done (a duplicate batch counts: nothing new needed storing)
+  1  refused or failed a check: a batch rejected, verification found a problem,
+     a proof that does not verify
+  2  usage or setup error: bad option, no ledger, missing key file
+  3  conflict: another writer got there first; nothing stored; safe to retry
+  4  the database could not be reached or failed mid-operation; nothing half-written
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from ledger.house import HouseError, PublicDir
+from ledger.keys import KeyDirectory, KeyFileError
+from ledger.store import DatabaseURL, Store, StoreError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CONFLICT, EXIT_STORE = 0, 1, 2, 3, 4
+
+
+@dataclass
+class Context:
+    db: DatabaseURL
+    keys: KeyDirectory
+    public: PublicDir
+
+    def open(self, create: bool = False) -> Store:
+        return Store.open(self.db, create=create)
+
+
+def _emit(as_json: bool, data: dict[str, Any], text: str) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+    else:
+        click.echo(text)
+
+
+def _fail(as_json: bool, message: str, code: int) -> NoReturn:
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": message}, indent=2))
+    click.echo(f"pitboss: {message}", err=True)
+    sys.exit(code)
+
+
+class _Guard:
+    """Turns the ledger's user-facing errors into a message and an exit code."""
+
+    def __init__(self, as_json: bool):
+        self.as_json = as_json
+
+    def __enter__(self) -> _Guard:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc is None:
+            return False
+        if isinstance(exc, StoreError):
+            code = EXIT_USAGE if "run 'pitboss init'" in str(exc) else EXIT_STORE
+            _fail(self.as_json, str(exc), code)
+        if isinstance(exc, (HouseError, KeyFileError)):
+            _fail(self.as_json, str(exc), EXIT_USAGE)
+        return False
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="PITBOSS_DB", default="pitboss.db", show_default=True,
+              help="Ledger store: a SQLite file (sqlite:///PATH or PATH) or postgresql://user@host/db[?schema=S].")
+@click.option("--keys", "keys_dir", envvar="PITBOSS_KEYS", default=None,
+              help="Private-key directory (PEM files, mode 0600). Default: pitboss-keys/ beside the SQLite file, or ./pitboss-keys.")
+@click.option("--public", "public_dir", envvar="PITBOSS_PUBLIC", default=None,
+              help="Published material: signed checkpoints, log verifier key, trust anchor. Default: pitboss-public/ beside the keys.")
+@click.pass_context
+def main(ctx: click.Context, db: str, keys_dir: str | None, public_dir: str | None) -> None:
+    """pitboss: a signed, hash-chained game-audit ledger."""
+    try:
+        url = DatabaseURL.parse(db)
+    except StoreError as exc:
+        raise click.BadParameter(str(exc), param_hint="--db") from None
+    base = url.path.parent if url.backend == "sqlite" and url.path else Path(".")
+    keys = Path(keys_dir) if keys_dir else base / "pitboss-keys"
+    public = Path(public_dir) if public_dir else base / "pitboss-public"
+    ctx.obj = Context(url, KeyDirectory(keys), PublicDir(public))
+
+
+@main.command()
+@click.option("--origin", default=None, help="The log's origin (checkpoint key name). Default: pitboss.local/<random>.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def init(c: Context, origin: str | None, as_json: bool) -> None:
+    """Create the store, the house key (trust anchor) and the ledger's log key."""
+    from ledger.house import init_ledger
+
+    origin = origin or f"pitboss.local/{os.urandom(4).hex()}"
+    with _Guard(as_json), c.open(create=True) as store:
+        house, log = init_ledger(store, c.keys, c.public, origin)
+    _emit(as_json, {
+        "ok": True, "db": c.db.redacted(), "keys": str(c.keys.path), "public": str(c.public.path),
+        "house_key": house.key_id, "log_key": log.key_id, "origin": origin,
+    }, f"initialised {c.db.redacted()}\n  house key {house.key_id} (trust anchor: {c.public.anchor_file})\n"
+       f"  log key   {log.key_id} origin {origin}\n  private keys in {c.keys.path}")
+
+
+# --- keys --------------------------------------------------------------------------
+
+@main.group()
+def keys() -> None:
+    """Manage the key ring (each change is a signed key-ring event)."""
+
+
+@keys.command("create")
+@click.argument("actor")
+@click.option("--role", required=True, help="house, ledger, cage, floor, dealer, table, game, rng, importer")
+@click.option("--kinds", default=None, help="Comma-separated kinds this key may sign (default: all of its role's).")
+@click.option("--valid-from", default=None, help="UTC time the key becomes valid (default: now).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def keys_create(c: Context, actor: str, role: str, kinds: str | None, valid_from: str | None, as_json: bool) -> None:
+    """Generate a key for ACTOR and register it."""
+    from ledger.house import create_key
+
+    with _Guard(as_json), c.open() as store:
+        signer = create_key(store, c.keys, actor, role, kinds.split(",") if kinds else None, valid_from)
+    _emit(as_json, {"ok": True, "key_id": signer.key_id, "actor": actor, "role": role},
+          f"registered key {signer.key_id} for {actor} ({role})")
+
+
+@keys.command("rotate")
+@click.argument("key_id")
+@click.option("--effective", default=None, help="UTC time the new key takes over (default: now).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def keys_rotate(c: Context, key_id: str, effective: str | None, as_json: bool) -> None:
+    """Replace KEY_ID by a new key for the same actor and role."""
+    from ledger.house import rotate_key
+
+    with _Guard(as_json), c.open() as store:
+        signer = rotate_key(store, c.keys, key_id, effective)
+    _emit(as_json, {"ok": True, "old_key_id": key_id, "key_id": signer.key_id},
+          f"rotated {key_id} -> {signer.key_id}")
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.option("--from", "revoked_from", required=True, help="UTC time from which KEY_ID's events are untrusted.")
+@click.option("--reason", required=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def keys_revoke(c: Context, key_id: str, revoked_from: str, reason: str, as_json: bool) -> None:
+    """Revoke KEY_ID from a time; events it signed before stay valid."""
+    from ledger.house import revoke_key
+
+    with _Guard(as_json), c.open() as store:
+        revoke_key(store, c.keys, key_id, revoked_from, reason)
+    _emit(as_json, {"ok": True, "key_id": key_id, "revoked_from": revoked_from},
+          f"revoked {key_id} from {revoked_from}")
+
+
+@keys.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def keys_list(c: Context, as_json: bool) -> None:
+    """Show the key ring."""
+    from ledger.house import describe_key
+    from ledger.ingest import load_keyring
+
+    with _Guard(as_json), c.open() as store:
+        ring = load_keyring(store)
+    rows = [describe_key(e) for e in ring.keys.values()]
+    lines = []
+    for r in rows:
+        state = "revoked from " + str(r["revoked_from"]) if r["revoked_from"] else (
+            "rotated at " + str(r["valid_until"]) if r["valid_until"] else "active")
+        lines.append(f"{r['key_id']}  {r['role']:<8} {r['actor']:<30} from {r['valid_from']}  {state}")
+    _emit(as_json, {"ok": True, "keys": rows}, "\n".join(lines) or "(no keys)")
+
+
+# --- ingest, checkpoint, verify ------------------------------------------------------
+
+@main.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def ingest(c: Context, file: Any, as_json: bool) -> None:
+    """Check and append a JSONL batch of signed events, all or nothing."""
+    from ledger.ingest import ingest_lines
+
+    with _Guard(as_json), c.open() as store:
+        report = ingest_lines(store, file)
+    text = [report.message]
+    text += [f"  {r}" for r in report.rejections]
+    _emit(as_json, report.to_json(), "\n".join(text))
+    if report.status == "conflict":
+        sys.exit(EXIT_CONFLICT)
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def checkpoint(c: Context, as_json: bool) -> None:
+    """Sign a checkpoint of the whole ledger and publish it."""
+    import base64
+
+    from ledger.checkpoints import create_checkpoint
+
+    with _Guard(as_json), c.open() as store:
+        sc = create_checkpoint(store, c.keys, c.public)
+    cp = sc.checkpoint
+    _emit(as_json, {
+        "ok": True, "origin": cp.origin, "size": cp.size, "root": base64.b64encode(cp.root).decode(),
+        "file": str(c.public.checkpoint_file(cp.size)), "note": sc.note,
+    }, f"checkpoint {cp.size} events, root {base64.b64encode(cp.root).decode()}\n"
+       f"  published {c.public.checkpoint_file(cp.size)}")
+
+
+def _read_anchor(value: str) -> bytes:
+    text = Path(value).read_text().strip() if Path(value).is_file() else value.strip()
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise click.BadParameter("must be a 64-hex-digit Ed25519 public key or a file holding one", param_hint="--anchor")
+    return raw
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--anchor", default=None, help="Pinned house public key (hex, or a file). Default: house.pub in the public directory.")
+@click.option("--workers", type=click.IntRange(1, 64), default=None, help="Processes for signature checks (default: all cores).")
+@click.option("--quiet", is_flag=True, help="No progress output.")
+@click.pass_obj
+def verify(c: Context, as_json: bool, anchor: str | None, workers: int | None, quiet: bool) -> None:
+    """Re-check every signature, chain link, sequence and checkpoint. Exit 1 on any problem."""
+    from ledger.verify import verify_ledger
+
+    started = time.monotonic()
+    last = [started]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if quiet or now - last[0] < 1.0:
+            return
+        last[0] = now
+        rate = done / max(now - started, 1e-9)
+        click.echo(f"verified {done}/{total} events ({rate:,.0f}/s)", err=True)
+
+    with _Guard(as_json):
+        pinned = _read_anchor(anchor) if anchor else (
+            _read_anchor(str(c.public.anchor_file)) if c.public.anchor_file.is_file() else None)
+        with c.open() as store:
+            report = verify_ledger(store, public_dir=c.public.path, anchor=pinned, workers=workers, progress=progress)
+    head = (f"{'OK' if report.ok else 'FAILED'}: {report.events} events in {report.streams} streams, "
+            f"{report.checkpoints_checked} checkpoint comparisons, tree size {report.tree_size}, "
+            f"{report.seconds:.2f}s")
+    if not report.anchor_pinned:
+        head += "\n  warning: trust anchor not pinned (no --anchor and no house.pub): the key ring was checked against itself"
+    lines = [head] + [f"  {p}" for p in report.problems]
+    _emit(as_json, report.to_json(), "\n".join(lines))
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+# --- proofs ------------------------------------------------------------------------
+
+@main.group()
+def proof() -> None:
+    """Export and check Merkle inclusion and consistency proofs (checkable offline)."""
+
+
+@proof.command("inclusion")
+@click.argument("stream")
+@click.argument("seq", type=int)
+@click.option("--size", type=int, default=None, help="Checkpoint size to prove against (default: the latest covering it).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True)
+@click.pass_obj
+def proof_inclusion(c: Context, stream: str, seq: int, size: int | None, output: str) -> None:
+    """Write a c2sp tlog-proof for event STREAM SEQ."""
+    from ledger.checkpoints import inclusion_proof
+
+    with _Guard(False), c.open() as store:
+        text = inclusion_proof(store, stream, seq, size)
+    Path(output).write_text(text)
+    click.echo(f"wrote {output}")
+
+
+@proof.command("consistency")
+@click.argument("old_size", type=int)
+@click.argument("new_size", type=int)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True)
+@click.pass_obj
+def proof_consistency(c: Context, old_size: int, new_size: int, output: str) -> None:
+    """Write a consistency proof between two stored checkpoints (and their notes beside it)."""
+    from ledger.checkpoints import consistency_proof
+
+    with _Guard(False), c.open() as store:
+        text, old_note, new_note = consistency_proof(store, old_size, new_size)
+    out = Path(output)
+    out.write_text(text)
+    out.with_name(f"{out.name}.old.note").write_text(old_note)
+    out.with_name(f"{out.name}.new.note").write_text(new_note)
+    click.echo(f"wrote {out} with {out.name}.old.note and {out.name}.new.note")
+
+
+@proof.command("check-inclusion")
+@click.argument("proof_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--vkey", required=True, type=click.Path(exists=True, dir_okay=False), help="The log's verifier key file.")
+@click.option("--checkpoint", "checkpoint_file", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def proof_check_inclusion(proof_file: str, vkey: str, checkpoint_file: str | None, as_json: bool) -> None:
+    """Check an inclusion proof offline (no database)."""
+    from ledger.merkle import ProofError
+    from ledger.note import NoteError
+    from ledger.proofs import verify_inclusion_proof
+
+    try:
+        res = verify_inclusion_proof(
+            Path(proof_file).read_text(), Path(checkpoint_file).read_text() if checkpoint_file else None,
+            Path(vkey).read_text(),
+        )
+    except (ProofError, NoteError) as exc:
+        _fail(as_json, f"proof does not verify: {exc}", EXIT_FAILED)
+    ev = res.event
+    _emit(as_json, {"ok": True, "stream": ev["stream"], "seq": ev["seq"], "index": res.index,
+                    "tree_size": res.checkpoint.size},
+          f"OK: {ev['stream']} seq {ev['seq']} is leaf {res.index} of the {res.checkpoint.size}-event log")
+
+
+@proof.command("check-consistency")
+@click.argument("proof_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("old_note", type=click.Path(exists=True, dir_okay=False))
+@click.argument("new_note", type=click.Path(exists=True, dir_okay=False))
+@click.option("--vkey", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def proof_check_consistency(proof_file: str, old_note: str, new_note: str, vkey: str, as_json: bool) -> None:
+    """Check a consistency proof offline (no database)."""
+    from ledger.merkle import ProofError
+    from ledger.note import NoteError
+    from ledger.proofs import verify_consistency_proof
+
+    try:
+        old, new = verify_consistency_proof(
+            Path(proof_file).read_text(), Path(old_note).read_text(), Path(new_note).read_text(),
+            Path(vkey).read_text(),
+        )
+    except (ProofError, NoteError) as exc:
+        _fail(as_json, f"proof does not verify: {exc}", EXIT_FAILED)
+    _emit(as_json, {"ok": True, "old_size": old.size, "new_size": new.size},
+          f"OK: the {new.size}-event log extends the {old.size}-event log unchanged")
+
+
+# --- sample producer -------------------------------------------------------------------
+
+@main.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True)
+@click.option("--rounds", type=click.IntRange(1, 100_000), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def sample(c: Context, output: str, rounds: int, as_json: bool) -> None:
+    """Write a small signed batch (a table, rounds, cash) through the producer SDK.
+
+    Registers a floor, dealer and cage key on first use. The batch is not ingested:
+    feed it to 'pitboss ingest'.
+    """
+    from ledger.sample import write_sample_batch
+
+    with _Guard(as_json), c.open() as store:
+        n = write_sample_batch(store, c.keys, Path(output), rounds)
+    _emit(as_json, {"ok": True, "file": output, "events": n}, f"wrote {n} signed events to {output}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,11 @@
+"""pitboss ledger: the write side (event schema, signing, chaining, checkpoints, storage).
+
+The stable entry points:
+
+- ``ledger.events.sign_event`` / ``ledger.producer.BatchBuilder``: producers build and sign.
+- ``ledger.store.Store.open(url)``: SQLite file or PostgreSQL.
+- ``ledger.ingest.ingest_lines`` / ``ingest_signed``: check and append a batch atomically.
+- ``ledger.verify.verify_ledger``: re-prove the whole ledger.
+- ``ledger.checkpoints``: signed checkpoints, inclusion and consistency proofs.
+- ``ledger.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
+"""

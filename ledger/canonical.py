@@ -1,0 +1,49 @@
+"""Canonical encoding and the domain-separated event hash.
+
+The event hash is what every signature, chain link and Merkle leaf stands on, so a
+regulator must be able to recompute it in any language:
+
+    hash = SHA-256( b"pitboss.event.v1\\x00" || JCS(body) )
+
+where ``body`` is the envelope without ``hash`` and ``sig`` and JCS is the JSON
+Canonicalization Scheme of RFC 8785.
+
+The ledger's schema keeps every value inside the subset of JSON where RFC 8785 and
+Python's ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
+produce the same bytes: no floats (amounts are integers), integers within
++-(2**53 - 1) (RFC 8785 section 3.2.2.3 serialises numbers as IEEE 754 doubles), object
+keys in ASCII (so code-point order equals RFC 8785's UTF-16 code-unit order), and
+strings of valid Unicode scalar values. ``tests/test_canonical.py`` checks this
+equivalence against the independent ``rfc8785`` implementation on generated data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+EVENT_HASH_DOMAIN = b"pitboss.event.v1\x00"
+MAX_SAFE_INT = 2**53 - 1
+GENESIS_PREV = "0" * 64
+"""``prev`` of the first event (seq 1) of every stream."""
+
+_dumps = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+
+
+def canonical_json(value: Any) -> bytes:
+    """RFC 8785 bytes of ``value`` (within the ledger's JSON subset, see module doc).
+
+    Raises ``ValueError`` for text that is not valid Unicode (lone surrogates).
+    """
+    try:
+        return _dumps(value).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text is not valid Unicode (lone surrogate)") from exc
+
+
+def event_hash(body: dict[str, Any]) -> bytes:
+    """The 32-byte domain-separated SHA-256 of an event body (no ``hash``/``sig``)."""
+    return hashlib.sha256(EVENT_HASH_DOMAIN + canonical_json(body)).digest()

@@ -1,0 +1,130 @@
+"""Signed checkpoints of the global Merkle tree, and proofs against them.
+
+The tree's leaves are the event hashes of every stored event in notification order
+(RFC 9162 hashing, ``ledger.merkle``). ``create_checkpoint`` signs a C2SP checkpoint
+note with the ledger's log key, appends it to the ``ledger:checkpoints`` stream as a
+``ledger.checkpoint.v1`` event (so it is itself chained, signed and a later leaf) and
+publishes the note as a file in the public directory, where a truncation of the
+database cannot reach it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+
+from ledger.events import SignedEvent
+from ledger.house import HouseError, PublicDir, active_signer
+from ledger.ingest import ingest_signed, load_keyring
+from ledger.keys import KeyDirectory
+from ledger.kinds import CHECKPOINT_STREAM
+from ledger.merkle import MerkleTree
+from ledger.note import Checkpoint, sign_note, verifier_key
+from ledger.producer import BatchBuilder
+from ledger.proofs import consistency_proof_text, inclusion_proof_text
+from ledger.store import Store
+
+
+@dataclass(frozen=True)
+class LeafIndex:
+    """Every leaf of the tree with where its event is stored."""
+
+    hashes: list[bytes]
+    positions: dict[tuple[str, int], int]
+    notification_ids: list[int]
+
+    @classmethod
+    def read(cls, store: Store) -> LeafIndex:
+        hashes: list[bytes] = []
+        positions: dict[tuple[str, int], int] = {}
+        ids: list[int] = []
+        for row in store.rows():
+            positions[(row.stream, row.seq)] = len(hashes)
+            hashes.append(bytes.fromhex(json.loads(row.state)["hash"]))
+            ids.append(row.notification_id)
+        return cls(hashes, positions, ids)
+
+    def tree(self) -> MerkleTree:
+        from ledger.merkle import leaf_hash
+
+        return MerkleTree(leaf_hash(h) for h in self.hashes)
+
+
+@dataclass(frozen=True)
+class StoredCheckpoint:
+    checkpoint: Checkpoint
+    note: str
+    event: SignedEvent
+
+
+def stored_checkpoints(store: Store) -> list[StoredCheckpoint]:
+    out = []
+    for ev in store.stream_events(CHECKPOINT_STREAM):
+        p = ev.payload
+        out.append(StoredCheckpoint(
+            Checkpoint(p["origin"], p["size"], base64.b64decode(p["root"])), p["note"], ev,
+        ))
+    return out
+
+
+def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir) -> StoredCheckpoint:
+    ring = load_keyring(store)
+    log = active_signer(ring, keys, "ledger")
+    leaves = LeafIndex.read(store)
+    cp = Checkpoint(log.actor, len(leaves.hashes), leaves.tree().root())
+    note = sign_note(cp.body(), log.actor, log.private_key)
+    batch = BatchBuilder(store.head)
+    ev = batch.add(log, CHECKPOINT_STREAM, "ledger.checkpoint.v1", {
+        "origin": cp.origin, "size": cp.size,
+        "root": base64.b64encode(cp.root).decode(), "note": note,
+    })
+    report = ingest_signed(store, batch.events)
+    if report.status != "stored":
+        raise HouseError(f"checkpoint not stored: {report.message} {[str(r) for r in report.rejections]}")
+    public.path.mkdir(parents=True, exist_ok=True)
+    public.checkpoint_file(cp.size).write_text(note)
+    public.vkey_file.write_text(verifier_key(log.actor, log.public_key) + "\n")
+    return StoredCheckpoint(cp, note, ev)
+
+
+def _pick_checkpoint(store: Store, size: int | None, covering: int = 0) -> StoredCheckpoint:
+    cps = stored_checkpoints(store)
+    if size is not None:
+        for sc in cps:
+            if sc.checkpoint.size == size:
+                return sc
+        raise HouseError(f"no stored checkpoint has size {size}")
+    usable = [sc for sc in cps if sc.checkpoint.size > covering]
+    if not usable:
+        raise HouseError("no checkpoint covers that event yet: run 'pitboss checkpoint' first")
+    return usable[-1]
+
+
+def inclusion_proof(store: Store, stream: str, seq: int, size: int | None = None) -> str:
+    leaves = LeafIndex.read(store)
+    index = leaves.positions.get((stream, seq))
+    if index is None:
+        raise HouseError(f"no event {stream} seq {seq} in the ledger")
+    sc = _pick_checkpoint(store, size, covering=index)
+    if index >= sc.checkpoint.size:
+        raise HouseError(f"checkpoint size {sc.checkpoint.size} does not cover leaf {index}")
+    tree = leaves.tree()
+    if tree.root(sc.checkpoint.size) != sc.checkpoint.root:
+        raise HouseError(f"the stored leaves no longer match checkpoint size {sc.checkpoint.size}: run 'pitboss verify'")
+    ev = store.event_at(stream, seq)
+    assert ev is not None
+    return inclusion_proof_text(ev.to_dict(), index, tree.inclusion_proof(index, sc.checkpoint.size), sc.note)
+
+
+def consistency_proof(store: Store, old_size: int, new_size: int) -> tuple[str, str, str]:
+    """(proof text, old checkpoint note, new checkpoint note)."""
+    old = _pick_checkpoint(store, old_size)
+    new = _pick_checkpoint(store, new_size)
+    tree = LeafIndex.read(store).tree()
+    for sc in (old, new):
+        if tree.root(sc.checkpoint.size) != sc.checkpoint.root:
+            raise HouseError(f"the stored leaves no longer match checkpoint size {sc.checkpoint.size}: run 'pitboss verify'")
+    proof = tree.consistency_proof(old_size, new_size)
+    return consistency_proof_text(old_size, new_size, proof), old.note, new.note
+

@@ -1,0 +1,224 @@
+"""The signed event: envelope fields, hashing, signing and strict parsing.
+
+Envelope (DESIGN.md "The event"): ``stream``, ``seq``, ``at``, ``kind``, ``actor``,
+``key_id``, ``prev``, ``payload``, ``hash``, ``sig``. ``hash`` is the domain-separated
+SHA-256 of the canonical body (everything but ``hash`` and ``sig``, see
+``ledger.canonical``); ``sig`` is Ed25519 over those 32 bytes. Both are lowercase hex.
+
+``SignedEvent`` is also the eventsourcing domain event the ledger stores: its
+``originator_id`` is the stream name and its ``originator_version`` the seq.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ledger.canonical import GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
+from ledger.keys import Signer
+from ledger.kinds import KINDS, stream_type_of
+from ledger.timeutil import parse_utc
+
+ENVELOPE_FIELDS = ("stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
+BODY_FIELDS = ENVELOPE_FIELDS[:-2]
+
+MAX_LINE_BYTES = 64 * 1024
+"""Largest accepted JSONL line; a longer one is refused before it is parsed."""
+
+
+class EventError(ValueError):
+    """Why one event is refused: a short machine-readable ``check`` and the reason."""
+
+    def __init__(self, check: str, reason: str):
+        super().__init__(reason)
+        self.check = check
+        self.reason = reason
+
+
+_Hex64 = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    stream: str = Field(pattern=r"^[a-z]+(:[A-Za-z0-9._~@/+-]{1,160})?$")
+    seq: int = Field(ge=1, le=MAX_SAFE_INT)
+    at: str
+    kind: str = Field(max_length=80)
+    actor: str = Field(pattern=r"^[A-Za-z0-9._@:/+-]{1,100}$")
+    key_id: str = Field(pattern=r"^[0-9a-f]{16}$")
+    prev: str = _Hex64
+    payload: dict[str, Any]
+    hash: str = _Hex64
+    sig: str = Field(pattern=r"^[0-9a-f]{128}$")
+
+
+def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(event)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (not in the schema)"
+        elif err["type"] == "missing":
+            msg = "missing field"
+        got = err.get("input")
+        if err["type"] not in ("missing", "extra_forbidden") and not isinstance(got, (dict, list)):
+            msg += f", got {type(got).__name__} {got!r}"[:200]
+        parts.append(f"{prefix}{loc}: {msg}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class SignedEvent:
+    stream: str
+    seq: int
+    at: str
+    kind: str
+    actor: str
+    key_id: str
+    prev: str
+    payload: dict[str, Any]
+    hash: str
+    sig: str
+    _encoded: list[bytes] = field(default_factory=list, repr=False, compare=False)
+
+    # eventsourcing's DomainEventProtocol
+    @property
+    def originator_id(self) -> str:
+        return self.stream
+
+    @property
+    def originator_version(self) -> int:
+        return self.seq
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "stream": self.stream, "seq": self.seq, "at": self.at, "kind": self.kind,
+            "actor": self.actor, "key_id": self.key_id, "prev": self.prev,
+            "payload": self.payload,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.body()
+        d["hash"] = self.hash
+        d["sig"] = self.sig
+        return d
+
+    def encoded(self) -> bytes:
+        """Canonical JSON of the whole signed envelope: the bytes the store keeps."""
+        if not self._encoded:
+            self._encoded.append(canonical_json(self.to_dict()))
+        return self._encoded[0]
+
+    def to_json_line(self) -> str:
+        return self.encoded().decode("utf-8")
+
+    def hash_bytes(self) -> bytes:
+        return bytes.fromhex(self.hash)
+
+    def check_hash(self) -> None:
+        try:
+            computed = event_hash(self.body())
+        except ValueError as exc:
+            raise EventError("schema", str(exc)) from None
+        if computed.hex() != self.hash:
+            raise EventError(
+                "hash",
+                "hash does not match the event's content (altered after signing, or hashed"
+                " differently from RFC 8785 canonical JSON)",
+            )
+
+    def check_signature(self, public_key: Ed25519PublicKey) -> None:
+        try:
+            public_key.verify(bytes.fromhex(self.sig), bytes.fromhex(self.hash))
+        except InvalidSignature:
+            raise EventError("signature", f"bad signature: not made by key {self.key_id} over this event's hash") from None
+
+
+def sign_event(
+    signer: Signer,
+    *,
+    stream: str,
+    seq: int,
+    kind: str,
+    payload: dict[str, Any],
+    prev: str,
+    at: str,
+) -> SignedEvent:
+    """Producer side: build the body, hash it and sign it (validation happens at ingest)."""
+    body = {
+        "stream": stream, "seq": seq, "at": at, "kind": kind, "actor": signer.actor,
+        "key_id": signer.key_id, "prev": prev, "payload": payload,
+    }
+    digest = event_hash(body)
+    return SignedEvent(hash=digest.hex(), sig=signer.sign(digest).hex(), **body)
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"duplicate key {k!r} in a JSON object")
+            seen.add(k)
+    return d
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def parse_json_line(line: str | bytes) -> Any:
+    """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines."""
+    if len(line) > MAX_LINE_BYTES:
+        raise EventError("size", f"line is {len(line)} bytes; the limit is {MAX_LINE_BYTES}")
+    try:
+        return json.loads(line, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise EventError("json", f"malformed JSON: {exc}") from None
+
+
+def parse_event(obj: Any) -> SignedEvent:
+    """Strictly validate a decoded JSON object as a signed event (schema only).
+
+    Checks the envelope, the kind, the payload against the kind's model and the stream
+    type the kind belongs to. Hash, signature, key and chain are checked by the ingest.
+    """
+    if not isinstance(obj, dict):
+        raise EventError("schema", f"an event must be a JSON object, got {type(obj).__name__}")
+    try:
+        env = _Envelope.model_validate(obj)
+    except ValidationError as exc:
+        raise EventError("schema", describe_validation_error(exc)) from None
+    try:
+        parse_utc(env.at)
+    except ValueError as exc:
+        raise EventError("schema", f"at: {exc}") from None
+    spec = KINDS.get(env.kind)
+    if spec is None:
+        raise EventError("schema", f"unknown kind {env.kind!r}")
+    if stream_type_of(env.stream) != spec.stream_type:
+        raise EventError(
+            "schema",
+            f"kind {env.kind} belongs on a '{spec.stream_type}' stream, not {env.stream!r}",
+        )
+    try:
+        spec.model.model_validate(env.payload)
+    except ValidationError as exc:
+        raise EventError("schema", describe_validation_error(exc, "payload.")) from None
+    if env.seq == 1 and env.prev != GENESIS_PREV:
+        raise EventError("chain", f"seq 1 must have the genesis prev ({GENESIS_PREV[:8]}...)")
+    return SignedEvent(**env.__dict__)
+
+
+def event_from_stored(state: bytes) -> SignedEvent:
+    """Rebuild an event from the bytes the store holds (no checks: verify does those)."""
+    d = json.loads(state)
+    return SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})

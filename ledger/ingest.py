@@ -1,0 +1,215 @@
+"""Ingest: check a batch of signed events completely, then append it atomically.
+
+Checks, per event and in this order (the first failure is the event's reason):
+JSON (well formed, no duplicate keys, size cap) -> schema (envelope, kind, strict
+payload, stream type) -> hash (recomputed from the canonical body) -> chain (seq is
+the next of its stream, ``prev`` is the hash of the previous event) -> key (known,
+belongs to the actor, valid at ``at``: not before ``valid_from``, not rotated out, not
+revoked) -> role (the key's role may sign the kind) -> signature -> stream rules
+(``ledger.streams``, ``ledger.keyring``).
+
+Any refused event refuses the whole batch and nothing is stored. A batch whose every
+event is already stored, byte for byte, is a duplicate: reported, not stored again.
+An event that repeats a stored one inside a batch with new events is refused as a
+replay. The store's primary key settles races: of two writers appending the same
+(stream, seq), one commits and the other gets ``ConflictError`` with nothing stored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
+from ledger.keyring import KeyRing
+from ledger.kinds import KEYRING_STREAM
+from ledger.store import ConflictError, Store
+from ledger.streams import check_lifecycle
+from ledger.canonical import GENESIS_PREV
+
+MAX_BATCH_EVENTS = 200_000
+
+
+@dataclass
+class Rejection:
+    line: int
+    stream: str | None
+    seq: int | None
+    check: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}"
+        if self.stream is not None:
+            where += f" ({self.stream} seq {self.seq})"
+        return f"{where}: {self.check}: {self.reason}"
+
+
+@dataclass
+class IngestReport:
+    status: str  # "stored" | "duplicate" | "rejected" | "conflict"
+    events: int
+    stored: int = 0
+    first_notification: int | None = None
+    last_notification: int | None = None
+    rejections: list[Rejection] = field(default_factory=list)
+    message: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("stored", "duplicate")
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
+
+
+def load_keyring(store: Store) -> KeyRing:
+    ring = KeyRing()
+    for ev in store.stream_events(KEYRING_STREAM):
+        ring.authorize(ev)
+        ring.apply(ev)
+    return ring
+
+
+class _BatchState:
+    """Stream heads and events as they would be after the accepted part of the batch."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.heads: dict[str, SignedEvent | None] = {}
+        self.pending: dict[tuple[str, int], SignedEvent] = {}
+
+    def head(self, stream: str) -> SignedEvent | None:
+        if stream not in self.heads:
+            self.heads[stream] = self.store.head(stream)
+        return self.heads[stream]
+
+    def event_at(self, stream: str, seq: int) -> SignedEvent | None:
+        return self.pending.get((stream, seq)) or self.store.event_at(stream, seq)
+
+    def advance(self, ev: SignedEvent) -> None:
+        self.heads[ev.stream] = ev
+        self.pending[(ev.stream, ev.seq)] = ev
+
+
+def _where(obj: Any) -> tuple[str | None, int | None]:
+    """The stream and seq a refused line claims, when it claims them plainly."""
+    if not isinstance(obj, dict):
+        return None, None
+    stream, seq = obj.get("stream"), obj.get("seq")
+    return (
+        stream if isinstance(stream, str) else None,
+        seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+    )
+
+
+def parse_lines(lines: Iterable[str | bytes]) -> list[tuple[int, SignedEvent | Rejection]]:
+    out: list[tuple[int, SignedEvent | Rejection]] = []
+    for no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if len(out) >= MAX_BATCH_EVENTS:
+            out.append((no, Rejection(no, None, None, "size", f"batch has more than {MAX_BATCH_EVENTS} events")))
+            break
+        obj: Any = None
+        try:
+            obj = parse_json_line(line)
+            out.append((no, parse_event(obj)))
+        except EventError as exc:
+            stream, seq = _where(obj)
+            out.append((no, Rejection(no, stream, seq, exc.check, exc.reason)))
+    return out
+
+
+def check_batch(
+    store: Store, items: list[tuple[int, SignedEvent | Rejection]]
+) -> tuple[list[SignedEvent], list[Rejection], int]:
+    """Check parsed items against the store. Returns (events, rejections, replays)."""
+    ring = load_keyring(store)
+    state = _BatchState(store)
+    events: list[SignedEvent] = []
+    rejections: list[Rejection] = []
+    replays = 0
+    refused: dict[tuple[str, int], int] = {}  # (stream, seq) -> line, for refused events
+    for no, item in items:
+        if isinstance(item, Rejection):
+            rejections.append(item)
+            if item.stream is not None and item.seq is not None:
+                refused[(item.stream, item.seq)] = item.line
+            continue
+        ev = item
+        try:
+            ev.check_hash()
+            head = state.head(ev.stream)
+            expected = head.seq + 1 if head else 1
+            if ev.seq < expected:
+                stored = state.event_at(ev.stream, ev.seq)
+                if stored is not None and stored.hash == ev.hash:
+                    replays += 1
+                    raise EventError("replay", f"replayed event: {ev.stream} seq {ev.seq} is already stored with this hash")
+                raise EventError("chain", f"seq {ev.seq} repeats an existing event of {ev.stream} (next seq is {expected})")
+            if ev.seq > expected and all((ev.stream, s) in refused for s in range(expected, ev.seq)):
+                raise EventError("chain", f"follows the refused event at line {refused[(ev.stream, ev.seq - 1)]}")
+            if ev.seq > expected:
+                raise EventError("chain", f"gap in seq: {ev.stream} expects seq {expected}, got {ev.seq}")
+            want_prev = head.hash if head else GENESIS_PREV
+            if ev.prev != want_prev:
+                raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
+            state.advance(ev)  # the chain holds: judge later events on their own merits
+            entry = ring.authorize(ev)
+            ev.check_signature(entry.verifier)
+            if ev.stream == KEYRING_STREAM:
+                ring.apply(ev)
+            else:
+                check_lifecycle(ev, head, state.head)
+        except EventError as exc:
+            rejections.append(Rejection(no, ev.stream, ev.seq, exc.check, exc.reason))
+            if exc.check in ("schema", "hash", "chain"):
+                refused[(ev.stream, ev.seq)] = no
+            continue
+        events.append(ev)
+    return events, rejections, replays
+
+
+def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]]) -> IngestReport:
+    started = time.perf_counter()
+    n = len(items)
+    if n == 0:
+        return IngestReport("rejected", 0, message="the batch is empty", rejections=[])
+    events, rejections, replays = check_batch(store, items)
+    report = IngestReport("rejected", n)
+    if replays == n:
+        report.status = "duplicate"
+        report.message = f"all {n} events are already stored; nothing stored again"
+    elif rejections:
+        report.rejections = rejections
+        report.message = f"{len(rejections)} of {n} events refused; nothing stored"
+    else:
+        try:
+            ids = store.append(events)
+        except ConflictError as exc:
+            report.status = "conflict"
+            report.message = str(exc)
+        else:
+            report.status = "stored"
+            report.stored = len(events)
+            if ids:
+                report.first_notification, report.last_notification = ids[0], ids[-1]
+            report.message = f"stored {len(events)} events"
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def ingest_lines(store: Store, lines: Iterable[str | bytes]) -> IngestReport:
+    return ingest_events(store, parse_lines(lines))
+
+
+def ingest_signed(store: Store, events: Iterable[SignedEvent]) -> IngestReport:
+    """Ingest events built in-process (they go through the same checks as JSONL)."""
+    lines = [ev.to_json_line() for ev in events]
+    return ingest_lines(store, lines)

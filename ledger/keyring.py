@@ -1,0 +1,187 @@
+"""The key ring as a pure state machine over the ``keyring`` stream.
+
+DESIGN.md "Trust model": register (actor, role, public key, allowed kinds, valid from),
+rotate, revoke from a time. Seq 1 of the key ring is the operator's house key
+registering itself (the trust anchor, which regulators pin out of band); every later
+key-ring event is signed by a house key valid at its time.
+
+A key may sign an event only if, at the event's ``at``: the key is registered to the
+event's actor, ``valid_from <= at``, ``at`` is before its rotation (``effective``) and
+before its revocation (``revoked_from``), and the kind is both allowed for the key's
+role (``ledger.kinds``) and listed in the key's ``kinds``. Events signed before a
+revocation time stay valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ledger.events import EventError, SignedEvent
+from ledger.keys import key_id_for
+from ledger.kinds import KEYRING_STREAM, KINDS, kinds_for_role
+from ledger.timeutil import parse_utc
+
+
+@dataclass
+class KeyEntry:
+    key_id: str
+    actor: str
+    role: str
+    public_key: bytes
+    kinds: frozenset[str]
+    valid_from: datetime
+    valid_until: datetime | None = None
+    revoked_from: datetime | None = None
+    revoke_reason: str = ""
+    registered_by: str = ""
+    _verifier: list[Ed25519PublicKey] = field(default_factory=list, repr=False)
+
+    @property
+    def verifier(self) -> Ed25519PublicKey:
+        if not self._verifier:
+            self._verifier.append(Ed25519PublicKey.from_public_bytes(self.public_key))
+        return self._verifier[0]
+
+    def status_at(self, at: datetime) -> str | None:
+        """None if the key may sign at ``at``, else why not."""
+        if at < self.valid_from:
+            return f"key {self.key_id} is not yet valid at {_fmt(at)} (valid from {_fmt(self.valid_from)})"
+        if self.valid_until is not None and at >= self.valid_until:
+            return f"key {self.key_id} was rotated out at {_fmt(self.valid_until)}"
+        if self.revoked_from is not None and at >= self.revoked_from:
+            return (
+                f"key {self.key_id} is revoked from {_fmt(self.revoked_from)}"
+                f" ({self.revoke_reason})"
+            )
+        return None
+
+
+def _fmt(moment: datetime) -> str:
+    from ledger.timeutil import format_utc
+
+    return format_utc(moment)
+
+
+class KeyRing:
+    def __init__(self) -> None:
+        self.keys: dict[str, KeyEntry] = {}
+        self.events = 0
+
+    def copy(self) -> KeyRing:
+        other = KeyRing()
+        other.keys = {
+            k: KeyEntry(**{f: getattr(v, f) for f in (
+                "key_id", "actor", "role", "public_key", "kinds", "valid_from",
+                "valid_until", "revoked_from", "revoke_reason", "registered_by")})
+            for k, v in self.keys.items()
+        }
+        other.events = self.events
+        return other
+
+    @property
+    def anchor(self) -> KeyEntry | None:
+        """The self-registered house key at seq 1 of the key ring."""
+        for entry in self.keys.values():
+            if entry.registered_by == entry.key_id:
+                return entry
+        return None
+
+    def authorize(self, ev: SignedEvent) -> KeyEntry:
+        """The key entry that may sign ``ev``; EventError("key"|"role") otherwise."""
+        if ev.stream == KEYRING_STREAM and self.events == 0:
+            return self._bootstrap_entry(ev)
+        entry = self.keys.get(ev.key_id)
+        if entry is None:
+            raise EventError("key", f"unknown key {ev.key_id} (not in the key ring)")
+        if entry.actor != ev.actor:
+            raise EventError("key", f"key {ev.key_id} belongs to actor {entry.actor!r}, not {ev.actor!r}")
+        reason = entry.status_at(parse_utc(ev.at))
+        if reason:
+            raise EventError("key", reason)
+        spec = KINDS[ev.kind]
+        if entry.role not in spec.roles:
+            raise EventError(
+                "role",
+                f"role {entry.role!r} may not sign kind {ev.kind}"
+                f" (allowed: {', '.join(sorted(spec.roles))})",
+            )
+        if ev.kind not in entry.kinds:
+            raise EventError("role", f"key {ev.key_id} is not allowed to sign kind {ev.kind}")
+        return entry
+
+    def _bootstrap_entry(self, ev: SignedEvent) -> KeyEntry:
+        p = ev.payload
+        if ev.seq != 1 or ev.kind != "key.register.v1" or p.get("role") != "house" or p.get("key_id") != ev.key_id:
+            raise EventError(
+                "key", "the key ring must start with the house key registering itself (self-signed)"
+            )
+        return self._entry_from_register(ev)
+
+    def _entry_from_register(self, ev: SignedEvent) -> KeyEntry:
+        p = ev.payload
+        pub = bytes.fromhex(p["public_key"])
+        if key_id_for(pub) != p["key_id"]:
+            raise EventError("rule", f"key_id {p['key_id']} is not the id of the given public key")
+        if p["actor"] != ev.actor and p["key_id"] == ev.key_id:
+            raise EventError("rule", "a self-registered key must name its signer as actor")
+        allowed = set(kinds_for_role(p["role"]))
+        extra = sorted(set(p["kinds"]) - allowed)
+        if extra:
+            raise EventError("rule", f"role {p['role']!r} may not sign kinds {extra}")
+        return KeyEntry(
+            key_id=p["key_id"], actor=p["actor"], role=p["role"], public_key=pub,
+            kinds=frozenset(p["kinds"]), valid_from=parse_utc(p["valid_from"]),
+            registered_by=ev.key_id,
+        )
+
+    def apply(self, ev: SignedEvent) -> None:
+        """Apply an authorised key-ring event; EventError("rule") if it makes no sense."""
+        p = ev.payload
+        if ev.kind == "key.register.v1":
+            if p["key_id"] in self.keys:
+                raise EventError("rule", f"key {p['key_id']} is already registered")
+            self.keys[p["key_id"]] = self._entry_from_register(ev)
+        elif ev.kind == "key.rotate.v1":
+            old = self._existing(p["key_id"])
+            if old.valid_until is not None:
+                raise EventError("rule", f"key {old.key_id} was already rotated")
+            if p["new_key_id"] in self.keys:
+                raise EventError("rule", f"key {p['new_key_id']} is already registered")
+            pub = bytes.fromhex(p["new_public_key"])
+            if key_id_for(pub) != p["new_key_id"]:
+                raise EventError("rule", "new_key_id is not the id of new_public_key")
+            effective = parse_utc(p["effective"])
+            if effective < old.valid_from:
+                raise EventError("rule", "rotation takes effect before the old key was valid")
+            old.valid_until = effective
+            self.keys[p["new_key_id"]] = KeyEntry(
+                key_id=p["new_key_id"], actor=old.actor, role=old.role, public_key=pub,
+                kinds=old.kinds, valid_from=effective, registered_by=ev.key_id,
+            )
+        elif ev.kind == "key.revoke.v1":
+            entry = self._existing(p["key_id"])
+            revoked_from = parse_utc(p["revoked_from"])
+            if entry.revoked_from is not None and revoked_from >= entry.revoked_from:
+                raise EventError(
+                    "rule", f"key {entry.key_id} is already revoked from {_fmt(entry.revoked_from)}"
+                )
+            entry.revoked_from = revoked_from
+            entry.revoke_reason = p["reason"]
+        else:  # pragma: no cover - kinds.py binds only key.* kinds to the keyring stream
+            raise EventError("rule", f"{ev.kind} is not a key-ring event")
+        self.events += 1
+
+    def _existing(self, key_id: str) -> KeyEntry:
+        entry = self.keys.get(key_id)
+        if entry is None:
+            raise EventError("rule", f"key {key_id} is not registered")
+        return entry
+
+    def active_key(self, actor: str, at: datetime) -> KeyEntry | None:
+        for entry in self.keys.values():
+            if entry.actor == actor and entry.status_at(at) is None:
+                return entry
+        return None

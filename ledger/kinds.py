@@ -1,0 +1,196 @@
+"""Event kinds: each kind's payload model, the stream type it lives on, and the roles
+that may sign it (DESIGN.md "Trust model": a role may sign only its kinds).
+
+Kinds are versioned names (``<family>.<action>.v<N>``); a schema change is a new kind,
+never an edit of an old one, because an audit log is read for years. Payload models
+are strict pydantic models: unknown fields, wrong types, floats for money and naive
+timestamps are refused. Game issues add their kinds with ``register_kind``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from ledger.canonical import MAX_SAFE_INT
+from ledger.timeutil import parse_utc
+
+ROLES = (
+    "house",     # the operator's root key: signs the key ring
+    "ledger",    # the ledger service itself: signs checkpoints only
+    "cage",      # moves cash in and out of player accounts
+    "floor",     # floor supervisor / pit boss: opens and closes tables, rulings
+    "dealer",    # live dealer
+    "table",     # table device (shoe scanner, wheel reader, card table controller)
+    "game",      # online game server
+    "rng",       # RNG service
+    "importer",  # imports hand histories written elsewhere
+)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def _utc(value: str) -> str:
+    parse_utc(value)
+    return value
+
+
+UtcTime = Annotated[str, AfterValidator(_utc)]
+Amount = Annotated[int, Field(gt=0, le=MAX_SAFE_INT)]
+"""A positive amount in integer minor units (cents, chips); never a float."""
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INT)]
+Currency = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9]{2,11}$")]
+"""ISO 4217 code (``EUR``) or a named chip unit (``CHIP``, ``TDOLLAR``)."""
+Ident = Annotated[str, Field(pattern=r"^[A-Za-z0-9._~@/+-]{1,160}$")]
+Text = Annotated[str, Field(max_length=2000)]
+HexKey = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+KeyId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
+Role = Literal[ROLES]  # type: ignore[valid-type]
+
+
+def _check_json_value(value: Any, path: str = "", depth: int = 0) -> None:
+    """Keep free-form configuration inside the canonical JSON subset (ledger.canonical)."""
+    if depth > 16:
+        raise ValueError(f"{path or 'value'} is nested more than 16 deep")
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INT:
+            raise ValueError(f"{path or 'value'}: integer {value} is beyond +-(2**53-1)")
+        return
+    if isinstance(value, float):
+        raise ValueError(f"{path or 'value'}: floats are not allowed (use integers)")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json_value(item, f"{path}[{i}]", depth + 1)
+        return
+    if isinstance(value, dict):
+        for k, item in value.items():
+            if not (isinstance(k, str) and k.isascii() and 0 < len(k) <= 64):
+                raise ValueError(f"{path or 'value'}: keys must be 1-64 ASCII characters")
+            _check_json_value(item, f"{path}.{k}" if path else k, depth + 1)
+        return
+    raise ValueError(f"{path or 'value'}: {type(value).__name__} is not a JSON value")
+
+
+def _json_object(value: dict[str, Any]) -> dict[str, Any]:
+    _check_json_value(value)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+
+
+# --- key ring (stream "keyring") ---------------------------------------------------
+
+class KeyRegister(Strict):
+    key_id: KeyId
+    actor: Annotated[str, Field(pattern=r"^[A-Za-z0-9._@:/+-]{1,100}$")]
+    role: Role
+    public_key: HexKey
+    kinds: Annotated[list[Annotated[str, Field(max_length=80)]], Field(min_length=1, max_length=200)]
+    valid_from: UtcTime
+
+
+class KeyRotate(Strict):
+    key_id: KeyId
+    new_key_id: KeyId
+    new_public_key: HexKey
+    effective: UtcTime
+    """The old key signs nothing at or after this time; the new one from it on."""
+
+
+class KeyRevoke(Strict):
+    key_id: KeyId
+    revoked_from: UtcTime
+    """Events this key signed at or after this time are untrusted; earlier ones stay valid."""
+    reason: Text
+
+
+# --- cash (stream "account:<player>") ----------------------------------------------
+
+class CashMovement(Strict):
+    amount: Amount
+    currency: Currency
+    method: Literal["cash", "card", "bank", "chips", "voucher"]
+    reference: Ident
+
+
+# --- tables and rounds -------------------------------------------------------------
+
+class TableOpen(Strict):
+    game: Ident
+    seats: Annotated[int, Field(ge=1, le=10)]
+    currency: Currency
+
+
+class TableClose(Strict):
+    reason: Text
+
+
+class RoundOpen(Strict):
+    table: Ident
+    game: Ident
+    rules: JsonObject
+    """House options in force for this round (DESIGN.md "Games"), recorded so a replay
+    years later uses the rules that applied."""
+
+
+class RoundClose(Strict):
+    status: Literal["complete", "void"]
+
+
+# --- the ledger's own checkpoints (stream "ledger:checkpoints") --------------------
+
+class LedgerCheckpoint(Strict):
+    origin: Annotated[str, Field(pattern=r"^[^\s+]{1,200}$")]
+    size: Count
+    root: Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{43}=$")]
+    note: Annotated[str, Field(max_length=4000)]
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    name: str
+    model: type[BaseModel]
+    stream_type: str
+    roles: frozenset[str]
+
+
+KINDS: dict[str, KindSpec] = {}
+
+
+def register_kind(name: str, model: type[BaseModel], stream_type: str, roles: tuple[str, ...]) -> None:
+    if name in KINDS:
+        raise ValueError(f"kind {name} is already registered")
+    unknown = set(roles) - set(ROLES)
+    if unknown:
+        raise ValueError(f"unknown roles {sorted(unknown)}")
+    KINDS[name] = KindSpec(name, model, stream_type, frozenset(roles))
+
+
+def stream_type_of(stream: str) -> str:
+    return stream.split(":", 1)[0]
+
+
+def kinds_for_role(role: str) -> list[str]:
+    return sorted(k for k, spec in KINDS.items() if role in spec.roles)
+
+
+KEYRING_STREAM = "keyring"
+CHECKPOINT_STREAM = "ledger:checkpoints"
+
+register_kind("key.register.v1", KeyRegister, "keyring", ("house",))
+register_kind("key.rotate.v1", KeyRotate, "keyring", ("house",))
+register_kind("key.revoke.v1", KeyRevoke, "keyring", ("house",))
+register_kind("cash.deposit.v1", CashMovement, "account", ("cage",))
+register_kind("cash.withdrawal.v1", CashMovement, "account", ("cage",))
+register_kind("table.open.v1", TableOpen, "table", ("floor", "table", "game", "importer"))
+register_kind("table.close.v1", TableClose, "table", ("floor", "table", "game", "importer"))
+register_kind("round.open.v1", RoundOpen, "round", ("dealer", "table", "game", "importer"))
+register_kind("round.close.v1", RoundClose, "round", ("dealer", "table", "game", "importer"))
+register_kind("ledger.checkpoint.v1", LedgerCheckpoint, "ledger", ("ledger",))

@@ -1,0 +1,272 @@
+"""Where events live: an eventsourcing application on SQLite (default) or PostgreSQL.
+
+The ledger's ``SignedEvent`` is stored through eventsourcing's own ``Application.save``
+with a ``Mapper`` that writes, per event: ``originator_id`` = stream name,
+``originator_version`` = seq, ``topic`` = kind and ``state`` = the canonical JSON of the
+whole signed envelope. The state holds the signature, so the stored bytes alone prove
+themselves. The primary key (stream, seq) makes forks impossible, and one ``save`` of
+a batch is one transaction, so a batch is stored whole or not at all.
+
+Database URLs: ``sqlite:///path/to/file.db`` (or a bare path) and
+``postgresql://user[:password]@host[:port]/dbname[?schema=name]``. On PostgreSQL the
+events table is ``<schema>.pitboss_events``; on SQLite it is ``stored_events``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+from eventsourcing.application import Application
+from eventsourcing.persistence import IntegrityError, Mapper, PersistenceError, StoredEvent
+
+from ledger.events import SignedEvent, event_from_stored
+
+APP_NAME = "pitboss"
+SQLITE_TABLE = "stored_events"
+PG_TABLE = "pitboss_events"
+
+
+class StoreError(Exception):
+    """The store cannot be reached or is not a pitboss ledger."""
+
+
+class ConflictError(StoreError):
+    """Another writer stored an event at a (stream, seq) this batch wanted."""
+
+
+@dataclass(frozen=True)
+class DatabaseURL:
+    backend: str  # "sqlite" | "postgres"
+    path: Path | None = None
+    dbname: str = ""
+    host: str = ""
+    port: str = "5432"
+    user: str = ""
+    password: str = ""
+    schema: str = ""
+
+    @classmethod
+    def parse(cls, url: str) -> DatabaseURL:
+        if url.startswith(("postgresql://", "postgres://")):
+            u = urlparse(url)
+            query = parse_qs(u.query)
+            schema = query.get("schema", [""])[0]
+            if schema and not schema.replace("_", "").isalnum():
+                raise StoreError(f"schema name {schema!r} must be letters, digits and _")
+            dbname = unquote(u.path.lstrip("/"))
+            if not dbname:
+                raise StoreError("a PostgreSQL URL must name the database: postgresql://user@host/dbname")
+            return cls(
+                backend="postgres", dbname=dbname, host=u.hostname or "127.0.0.1",
+                port=str(u.port or 5432), user=unquote(u.username or ""),
+                password=unquote(u.password or ""), schema=schema,
+            )
+        if url.startswith("sqlite:///"):
+            return cls(backend="sqlite", path=Path(url[len("sqlite:///"):]))
+        if "://" in url:
+            raise StoreError(f"unsupported database URL {_redact(url)!r}: use sqlite:///PATH or postgresql://...")
+        return cls(backend="sqlite", path=Path(url))
+
+    def redacted(self) -> str:
+        if self.backend == "sqlite":
+            return f"sqlite:///{self.path}"
+        who = f"{self.user}@" if self.user else ""
+        schema = f"?schema={self.schema}" if self.schema else ""
+        return f"postgresql://{who}{self.host}:{self.port}/{self.dbname}{schema}"
+
+    def env(self) -> dict[str, str]:
+        if self.backend == "sqlite":
+            return {
+                "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+                "SQLITE_DBNAME": str(self.path),
+                "SQLITE_LOCK_TIMEOUT": os.environ.get("PITBOSS_SQLITE_LOCK_TIMEOUT", "10"),
+                "ORIGINATOR_ID_TYPE": "text",
+            }
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_DBNAME": self.dbname,
+            "POSTGRES_HOST": self.host,
+            "POSTGRES_PORT": self.port,
+            "POSTGRES_USER": self.user,
+            "POSTGRES_PASSWORD": self.password,
+            "POSTGRES_SCHEMA": self.schema,
+            "POSTGRES_CONNECT_TIMEOUT": "5",
+            "POSTGRES_LOCK_TIMEOUT": "30",
+            "ORIGINATOR_ID_TYPE": "text",
+            "POSTGRES_ENABLE_DB_FUNCTIONS": "no",
+        }
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {"dbname": self.dbname, "host": self.host, "port": self.port, "connect_timeout": 5}
+        if self.user:
+            kw["user"] = self.user
+        if self.password:
+            kw["password"] = self.password
+        return kw
+
+
+def _redact(url: str) -> str:
+    u = urlparse(url)
+    if u.password:
+        return url.replace(f":{u.password}@", ":***@")
+    return url
+
+
+class LedgerMapper(Mapper[str]):
+    """Stores a SignedEvent as its canonical JSON; no transcoder, cipher or compressor,
+    so a regulator can read the rows with any SQL client."""
+
+    def __init__(self) -> None:
+        super().__init__(transcoder=None)  # type: ignore[arg-type]
+
+    def to_stored_event(self, domain_event: Any) -> StoredEvent:
+        ev: SignedEvent = domain_event
+        return StoredEvent(
+            originator_id=ev.stream,
+            originator_version=ev.seq,
+            topic=ev.kind,
+            state=ev.encoded(),
+        )
+
+    def to_domain_event(self, stored_event: StoredEvent) -> Any:
+        return event_from_stored(stored_event.state)
+
+
+class LedgerApplication(Application[str]):
+    name = APP_NAME
+
+    def construct_mapper(self) -> Mapper[str]:
+        return LedgerMapper()
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One stored event as the database holds it, in notification order."""
+
+    notification_id: int
+    stream: str
+    seq: int
+    kind: str
+    state: bytes
+
+
+class Store:
+    """The ledger's event store. Open with ``Store.open(url)``; close when done."""
+
+    def __init__(self, url: DatabaseURL, app: LedgerApplication):
+        self.url = url
+        self.app = app
+        self.recorder = app.recorder
+
+    @classmethod
+    def open(cls, url: str | DatabaseURL, *, create: bool = False) -> Store:
+        db = url if isinstance(url, DatabaseURL) else DatabaseURL.parse(url)
+        if db.backend == "sqlite":
+            assert db.path is not None
+            if not create and not db.path.exists():
+                raise StoreError(f"no ledger at {db.path}: run 'pitboss init' first")
+            if create:
+                db.path.parent.mkdir(parents=True, exist_ok=True)
+        elif db.schema:
+            _ensure_pg_schema(db)
+        try:
+            app = LedgerApplication(env=db.env())
+        except PersistenceError as exc:
+            raise StoreError(f"cannot open {db.redacted()}: {_first_line(exc)}") from None
+        except Exception as exc:  # psycopg pool / driver errors at connect time
+            raise StoreError(f"cannot open {db.redacted()}: {_first_line(exc)}") from None
+        return cls(db, app)
+
+    def close(self) -> None:
+        self.app.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writing -------------------------------------------------------------------
+    def append(self, events: Sequence[SignedEvent]) -> list[int]:
+        """Store events in one transaction; ConflictError if any (stream, seq) is taken."""
+        try:
+            recordings = self.app.save(*events)
+        except IntegrityError as exc:
+            raise ConflictError(
+                "another writer stored an event at a (stream, seq) of this batch while it"
+                " was being checked; nothing of this batch was stored; re-read and retry"
+            ) from exc
+        except PersistenceError as exc:
+            raise StoreError(f"storing the batch failed, nothing was stored: {_first_line(exc)}") from None
+        return [r.notification.id for r in recordings]
+
+    # --- reading -------------------------------------------------------------------
+    def head(self, stream: str) -> SignedEvent | None:
+        rows = self.recorder.select_events(stream, desc=True, limit=1)
+        return event_from_stored(rows[0].state) if rows else None
+
+    def event_at(self, stream: str, seq: int) -> SignedEvent | None:
+        rows = self.recorder.select_events(stream, gt=seq - 1, lte=seq)
+        return event_from_stored(rows[0].state) if rows else None
+
+    def stream_events(self, stream: str) -> list[SignedEvent]:
+        return [event_from_stored(r.state) for r in self.recorder.select_events(stream)]
+
+    def max_notification_id(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    def count(self) -> int:
+        table = SQLITE_TABLE if self.url.backend == "sqlite" else f'"{self.url.schema or "public"}".{PG_TABLE}'
+        return int(self.sql_scalar(f"SELECT count(*) FROM {table}"))
+
+    def rows(self, start: int = 1, page: int = 5000, topics: Sequence[str] = ()) -> Iterator[Row]:
+        """Every stored event in notification order, read page by page."""
+        last = start - 1
+        stop = self.max_notification_id()
+        while last < stop:
+            batch = self.recorder.select_notifications(
+                last, page, stop=stop, topics=topics, inclusive_of_start=False
+            )
+            if not batch:
+                return
+            for n in batch:
+                yield Row(n.id, str(n.originator_id), n.originator_version, n.topic, bytes(n.state))
+            last = batch[-1].id
+
+    def sql_scalar(self, statement: str) -> Any:
+        """Run one read-only SQL statement returning one value (tests, counts)."""
+        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        if self.url.backend == "sqlite":
+            with ds.transaction(commit=False) as c:
+                c.execute(statement)
+                return c.fetchone()[0]
+        with ds.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(statement)
+            row = curs.fetchone()
+            return next(iter(row.values())) if isinstance(row, dict) else row[0]
+
+    @property
+    def events_table(self) -> str:
+        if self.url.backend == "sqlite":
+            return SQLITE_TABLE
+        return f'"{self.url.schema or "public"}".{PG_TABLE}'
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _ensure_pg_schema(db: DatabaseURL) -> None:
+    import psycopg
+
+    try:
+        with psycopg.connect(**db.connect_kwargs(), autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{db.schema}"')
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot open {db.redacted()}: {_first_line(exc)}") from None

@@ -1,0 +1,45 @@
+"""UTC timestamps as the ledger writes them: RFC 3339 with a 'Z' and at most 6 fraction digits.
+
+One written form per instant keeps the canonical encoding reproducible, so ``+00:00``,
+other offsets and naive times are refused rather than normalised.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+_UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
+_NAIVE_RE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?")
+
+
+def parse_utc(text: str) -> datetime:
+    """Parse a ledger timestamp; ValueError with the reason otherwise."""
+    if not isinstance(text, str):
+        raise ValueError(f"timestamp must be a string, got {type(text).__name__}")
+    if not _UTC_RE.fullmatch(text):
+        if _NAIVE_RE.fullmatch(text):
+            raise ValueError(
+                f"naive timestamp {text!r}: times are UTC and must end in 'Z'"
+            )
+        raise ValueError(
+            f"timestamp {text!r} is not UTC in the form YYYY-MM-DDTHH:MM:SS[.ffffff]Z"
+        )
+    try:
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+    except ValueError as exc:
+        raise ValueError(f"timestamp {text!r} is not a real time: {exc}") from None
+
+
+def format_utc(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime: give a timezone-aware UTC time")
+    moment = moment.astimezone(timezone.utc)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}"
+    return text + "Z"
+
+
+def utc_now() -> str:
+    return format_utc(datetime.now(timezone.utc))

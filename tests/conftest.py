@@ -1,0 +1,116 @@
+"""Fixtures: every storage test runs on a SQLite file and on PostgreSQL.
+
+PostgreSQL tests use a fresh schema in the ``test`` database (``PITBOSS_TEST_PG`` to
+point elsewhere) and drop it afterwards. Where no server answers they are skipped,
+saying so, unless ``PITBOSS_REQUIRE_PG=1`` (set by .ci/run), which makes them fail.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ledger.house import PublicDir, init_ledger
+from ledger.keys import KeyDirectory
+from ledger.store import DatabaseURL, Store
+
+PG_BASE = os.environ.get("PITBOSS_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _pg_available() -> str | None:
+    import psycopg
+
+    try:
+        with psycopg.connect(**DatabaseURL.parse(PG_BASE).connect_kwargs()):
+            return None
+    except psycopg.Error as exc:
+        return str(exc).splitlines()[0]
+
+
+_PG_PROBLEM: list[str | None] = []
+
+
+def pg_url_or_skip() -> str:
+    if not _PG_PROBLEM:
+        _PG_PROBLEM.append(_pg_available())
+    problem = _PG_PROBLEM[0]
+    if problem is not None:
+        if os.environ.get("PITBOSS_REQUIRE_PG") == "1":
+            pytest.fail(f"PostgreSQL is required (PITBOSS_REQUIRE_PG=1) but unreachable: {problem}")
+        pytest.skip(f"PostgreSQL not reachable at {PG_BASE}: {problem}")
+    return f"{PG_BASE}?schema=t_{uuid.uuid4().hex[:12]}"
+
+
+def drop_pg_schema(url: str) -> None:
+    import psycopg
+
+    db = DatabaseURL.parse(url)
+    with psycopg.connect(**db.connect_kwargs(), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{db.schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'ledger.db'}"
+    else:
+        url = pg_url_or_skip()
+        try:
+            yield url
+        finally:
+            drop_pg_schema(url)
+
+
+@dataclass
+class Ledger:
+    url: str
+    store: Store
+    keys: KeyDirectory
+    public: PublicDir
+    tmp: Path
+
+    def cli_args(self) -> list[str]:
+        return ["--db", self.url, "--keys", str(self.keys.path), "--public", str(self.public.path)]
+
+
+@pytest.fixture
+def ledger(db_url: str, tmp_path: Path) -> Iterator[Ledger]:
+    keys = KeyDirectory(tmp_path / "keys")
+    public = PublicDir(tmp_path / "public")
+    store = Store.open(db_url, create=True)
+    init_ledger(store, keys, public, "test.pitboss/ledger")
+    try:
+        yield Ledger(db_url, store, keys, public, tmp_path)
+    finally:
+        store.close()
+
+
+def dump_rows(store: Store) -> list[tuple[object, ...]]:
+    """Every stored column of every row: equal dumps mean a byte-for-byte equal store."""
+    table = store.events_table
+    id_col = "rowid" if store.url.backend == "sqlite" else "notification_id"
+    sql = f"SELECT {id_col}, originator_id, originator_version, topic, state FROM {table} ORDER BY {id_col}"
+    ds = store.recorder.datastore  # type: ignore[attr-defined]
+    if store.url.backend == "sqlite":
+        with ds.transaction(commit=False) as c:
+            c.execute(sql)
+            return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in c.fetchall()]
+    with ds.get_connection() as conn, conn.cursor() as curs:
+        curs.execute(sql)
+        return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r.values()) for r in curs.fetchall()]
+
+
+def execute_sql(store: Store, statement: str, params: tuple[object, ...] = ()) -> None:
+    """Write to the store behind the ledger's back (tamper tests)."""
+    ds = store.recorder.datastore  # type: ignore[attr-defined]
+    if store.url.backend == "sqlite":
+        with ds.transaction(commit=True) as c:
+            c.execute(statement, params)
+        return
+    with ds.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+        curs.execute(statement.replace("?", "%s"), params)

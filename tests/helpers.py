@@ -1,0 +1,44 @@
+"""Producers and batches for tests, built through the real producer SDK."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger.house import create_key
+from ledger.ingest import IngestReport, ingest_lines
+from ledger.keys import Signer
+from ledger.producer import BatchBuilder
+from ledger.store import Store
+
+
+@dataclass
+class Producers:
+    floor: Signer
+    dealer: Signer
+    cage: Signer
+
+
+def make_producers(ledger) -> Producers:  # type: ignore[no-untyped-def]
+    return Producers(
+        floor=create_key(ledger.store, ledger.keys, "floor:ana", "floor"),
+        dealer=create_key(ledger.store, ledger.keys, "dealer:bo", "dealer"),
+        cage=create_key(ledger.store, ledger.keys, "cage:main", "cage"),
+    )
+
+
+def night_batch(store: Store, p: Producers, rounds: int = 3, table: str = "bac-1") -> BatchBuilder:
+    b = BatchBuilder(store.head)
+    head = store.head(f"table:{table}")
+    if head is None or head.kind != "table.open.v1":
+        b.add(p.floor, f"table:{table}", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
+    b.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 10_000, "currency": "EUR", "method": "card", "reference": "d1"})
+    start = store.max_notification_id()
+    for i in range(rounds):
+        rid = f"round:{table}-{start + i:06d}"
+        b.add(p.dealer, rid, "round.open.v1", {"table": table, "game": "baccarat", "rules": {"decks": 8}})
+        b.add(p.dealer, rid, "round.close.v1", {"status": "complete"})
+    return b
+
+
+def ingest(store: Store, lines: list[str]) -> IngestReport:
+    return ingest_lines(store, lines)

@@ -1,0 +1,272 @@
+"""Issue 2 acceptance: each bad input is refused with its own reason, nothing stored.
+
+Every case runs on a SQLite file and on PostgreSQL (``db_url`` fixture) and compares
+a dump of every stored column before and after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ledger.events import sign_event
+from ledger.house import revoke_key
+from ledger.keys import Signer
+from ledger.producer import BatchBuilder
+from tests.conftest import dump_rows
+from tests.helpers import ingest, make_producers, night_batch
+
+
+def _days_from_now(days: float) -> str:
+    from datetime import datetime, timedelta, timezone
+
+    from ledger.timeutil import format_utc
+
+    return format_utc(datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=days))
+
+
+def _resign(signer: Signer, d: dict[str, Any]) -> str:
+    ev = sign_event(signer, stream=d["stream"], seq=d["seq"], kind=d["kind"],
+                    payload=d["payload"], prev=d["prev"], at=d["at"])
+    return ev.to_json_line()
+
+
+def _refused(ledger, lines: list[str], check: str, fragment: str, line_no: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    before = dump_rows(ledger.store)
+    report = ingest(ledger.store, lines)
+    after = dump_rows(ledger.store)
+    assert report.status == "rejected", report
+    assert after == before, "a refused batch changed the store"
+    reasons = [(r.check, r.reason, r.line) for r in report.rejections]
+    assert any(c == check and fragment in reason and (line_no is None or ln == line_no)
+               for c, reason, ln in reasons), reasons
+
+
+@pytest.fixture
+def good(ledger):  # type: ignore[no-untyped-def]
+    p = make_producers(ledger)
+    return p, night_batch(ledger.store, p)
+
+
+def _mutate(lines: list[str], index: int, fn: Callable[[dict[str, Any]], None]) -> list[str]:
+    d = json.loads(lines[index])
+    fn(d)
+    out = list(lines)
+    out[index] = json.dumps(d)
+    return out
+
+
+def test_malformed_json_line(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = b.lines()
+    lines[2] = lines[2][:-5]
+    _refused(ledger, lines, "json", "malformed JSON", line_no=3)
+
+
+def test_duplicate_json_keys(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = b.lines()
+    lines[1] = lines[1][:-1] + ',"seq":1}'
+    _refused(ledger, lines, "json", "duplicate key 'seq'")
+
+
+def test_unknown_kind(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    lines = _mutate(b.lines(), 1, lambda d: d.update(kind="cash.teleport.v1"))
+    _refused(ledger, lines, "schema", "unknown kind 'cash.teleport.v1'")
+
+
+def test_missing_field(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = _mutate(b.lines(), 1, lambda d: d["payload"].pop("currency"))
+    _refused(ledger, lines, "schema", "payload.currency: missing field")
+
+
+def test_extra_field(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = _mutate(b.lines(), 1, lambda d: d["payload"].update(bonus=5))
+    _refused(ledger, lines, "schema", "payload.bonus: unknown field")
+    lines = _mutate(b.lines(), 1, lambda d: d.update(note="hi"))
+    _refused(ledger, lines, "schema", "note: unknown field")
+
+
+def test_float_amount_even_when_properly_signed(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    d = json.loads(b.lines()[1])
+    d["payload"]["amount"] = 100.5
+    lines = b.lines()[:1] + [_resign(p.cage, d)] + b.lines()[2:]
+    _refused(ledger, lines, "schema", "payload.amount: Input should be a valid integer, got float 100.5")
+
+
+def test_negative_and_zero_amount(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    for bad in (-100, 0):
+        d = json.loads(b.lines()[1])
+        d["payload"]["amount"] = bad
+        lines = b.lines()[:1] + [_resign(p.cage, d)] + b.lines()[2:]
+        _refused(ledger, lines, "schema", f"payload.amount: Input should be greater than 0, got int {bad}")
+
+
+def test_bool_is_not_an_amount(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    d = json.loads(b.lines()[1])
+    d["payload"]["amount"] = True
+    lines = b.lines()[:1] + [_resign(p.cage, d)] + b.lines()[2:]
+    _refused(ledger, lines, "schema", "payload.amount: Input should be a valid integer, got bool")
+
+
+def test_naive_timestamp(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    d = json.loads(b.lines()[1])
+    d["at"] = "2026-11-22T10:00:00"
+    lines = b.lines()[:1] + [_resign(p.cage, d)] + b.lines()[2:]
+    _refused(ledger, lines, "schema", "naive timestamp")
+
+
+def test_non_utc_offset(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    d = json.loads(b.lines()[1])
+    d["at"] = "2026-11-22T10:00:00+09:00"
+    lines = b.lines()[:1] + [_resign(p.cage, d)] + b.lines()[2:]
+    _refused(ledger, lines, "schema", "is not UTC")
+
+
+def test_bad_signature(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = _mutate(b.lines(), 1, lambda d: d.update(sig=("00" if d["sig"][:2] != "00" else "11") + d["sig"][2:]))
+    _refused(ledger, lines, "signature", "bad signature")
+
+
+def test_content_changed_after_signing(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = _mutate(b.lines(), 1, lambda d: d["payload"].update(amount=99_999))
+    _refused(ledger, lines, "hash", "hash does not match")
+
+
+def test_unknown_key(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    stranger = Signer.generate("cage:main")
+    d = json.loads(b.lines()[1])
+    d["key_id"] = stranger.key_id
+    lines = b.lines()[:1] + [_resign(stranger, d)] + b.lines()[2:]
+    _refused(ledger, lines, "key", f"unknown key {stranger.key_id}")
+
+
+def test_key_of_another_actor(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    d = json.loads(b.lines()[1])
+    impostor = Signer("cage:other", p.cage.key_id, p.cage.private_key)
+    lines = b.lines()[:1] + [_resign(impostor, d)] + b.lines()[2:]
+    _refused(ledger, lines, "key", "belongs to actor 'cage:main'")
+
+
+def test_revoked_key(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, _ = good
+    revoked_from = _days_from_now(1)
+    revoke_key(ledger.store, ledger.keys, p.cage.key_id, revoked_from, "card skimmer found")
+    b = BatchBuilder(ledger.store.head)
+    b.add(p.cage, "account:P9", "cash.deposit.v1",
+          {"amount": 500, "currency": "EUR", "method": "cash", "reference": "x"}, at=_days_from_now(2))
+    _refused(ledger, b.lines(), "key", f"is revoked from {revoked_from} (card skimmer found)")
+
+
+def test_events_signed_before_revocation_stay_valid(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, _ = good
+    revoke_key(ledger.store, ledger.keys, p.cage.key_id, _days_from_now(2), "retired")
+    b = BatchBuilder(ledger.store.head)
+    b.add(p.cage, "account:P9", "cash.deposit.v1",
+          {"amount": 500, "currency": "EUR", "method": "cash", "reference": "x"}, at=_days_from_now(1))
+    assert ingest(ledger.store, b.lines()).status == "stored"
+
+
+def test_not_yet_valid_key(ledger) -> None:  # type: ignore[no-untyped-def]
+    from ledger.house import create_key
+
+    later = create_key(ledger.store, ledger.keys, "cage:night", "cage", valid_from="2099-01-01T00:00:00Z")
+    b = BatchBuilder(ledger.store.head)
+    b.add(later, "account:P1", "cash.deposit.v1", {"amount": 1, "currency": "EUR", "method": "cash", "reference": "x"})
+    _refused(ledger, b.lines(), "key", "is not yet valid")
+
+
+def test_wrong_role(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, _ = good
+    b = BatchBuilder(ledger.store.head)
+    b.add(p.dealer, "account:P1", "cash.deposit.v1", {"amount": 1, "currency": "EUR", "method": "cash", "reference": "x"})
+    _refused(ledger, b.lines(), "role", "role 'dealer' may not sign kind cash.deposit.v1")
+
+
+def test_broken_prev(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    d = json.loads(b.lines()[3])  # round close, seq 2
+    d["prev"] = "ab" * 32
+    lines = b.lines()[:3] + [_resign(p.dealer, d)] + b.lines()[4:]
+    _refused(ledger, lines, "chain", "broken prev")
+
+
+def test_gap_in_seq(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = b.lines()
+    del lines[2]  # round.open of the first round: its close now has seq 2 on an empty stream
+    _refused(ledger, lines, "chain", "expects seq 1, got 2")
+
+
+def test_repeated_seq(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    d = json.loads(b.lines()[1])  # account:P1 seq 1 is stored
+    d["payload"]["reference"] = "d1-again"
+    _refused(ledger, [_resign(p.cage, d)], "chain", "seq 1 repeats an existing event of account:P1 (next seq is 2)")
+
+
+def test_replayed_event_in_new_batch(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    nb = night_batch(ledger.store, p, rounds=1)
+    _refused(ledger, [b.lines()[1]] + nb.lines(), "replay", "replayed event: account:P1 seq 1 is already stored")
+
+
+def test_resubmitted_batch_is_a_duplicate_not_stored_twice(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    first = ingest(ledger.store, b.lines())
+    assert first.status == "stored" and first.stored == len(b.lines())
+    before = dump_rows(ledger.store)
+    again = ingest(ledger.store, b.lines())
+    assert again.status == "duplicate" and again.stored == 0 and again.ok
+    assert dump_rows(ledger.store) == before
+
+
+def test_one_bad_event_refuses_the_whole_batch_and_names_it(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = _mutate(b.lines(), 4, lambda d: d["payload"].update(status="won"))
+    before = dump_rows(ledger.store)
+    report = ingest(ledger.store, lines)
+    assert report.status == "rejected" and dump_rows(ledger.store) == before
+    stream = json.loads(lines[4])["stream"]
+    assert [(r.line, r.stream, r.seq, r.check) for r in report.rejections] == [
+        (5, stream, 1, "schema"), (6, stream, 2, "chain")]
+    assert report.rejections[1].reason == "follows the refused event at line 5"
+
+
+def test_round_for_a_table_that_is_not_open(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, _ = good
+    b = BatchBuilder(ledger.store.head)
+    b.add(p.dealer, "round:x-1", "round.open.v1", {"table": "nowhere", "game": "baccarat", "rules": {}})
+    _refused(ledger, b.lines(), "rule", "table nowhere is not open")
+
+
+def test_float_inside_free_form_rules(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    p, b = good
+    ingest(ledger.store, b.lines()[:1])
+    nb = BatchBuilder(ledger.store.head)
+    nb.add(p.dealer, "round:x-2", "round.open.v1", {"table": "bac-1", "game": "baccarat", "rules": {"commission": 0.05}})
+    _refused(ledger, nb.lines(), "schema", "commission: floats are not allowed")
+
+
+def test_oversized_line(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    _, b = good
+    lines = b.lines()
+    lines[0] = lines[0][:-1] + ', "pad": "' + "x" * 70_000 + '"}'
+    _refused(ledger, lines, "size", "the limit is 65536")
