@@ -14,6 +14,8 @@ events table is ``<schema>.pitboss_events``; on SQLite it is ``stored_events``.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,11 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError, Mapper, PersistenceError, StoredEvent
 
 from ledger.events import SignedEvent, event_from_stored
+
+# eventsourcing 9.5's PostgresDatastore.__del__ calls close() again, which fails during
+# interpreter teardown (module globals are gone) for a datastore kept alive by the
+# application's reference cycles. Collect them while the interpreter is still whole.
+atexit.register(gc.collect)
 
 APP_NAME = "pitboss"
 SQLITE_TABLE = "stored_events"
@@ -172,10 +179,16 @@ class Store:
                 raise StoreError(f"no ledger at {db.path}: run 'pitboss init' first")
             if create:
                 db.path.parent.mkdir(parents=True, exist_ok=True)
-        elif db.schema:
+        elif create and db.schema:
             _ensure_pg_schema(db)
+        env = db.env()
+        if db.backend == "postgres" and not create:
+            # Only 'init' runs DDL: concurrent CREATE ... IF NOT EXISTS / CREATE FUNCTION
+            # from producers starting together fail with "tuple concurrently updated".
+            env["CREATE_TABLE"] = "no"
+            _require_pg_ledger(db)
         try:
-            app = LedgerApplication(env=db.env())
+            app = LedgerApplication(env=env)
         except PersistenceError as exc:
             raise StoreError(f"cannot open {db.redacted()}: {_first_line(exc)}") from None
         except Exception as exc:  # psycopg pool / driver errors at connect time
@@ -260,6 +273,19 @@ class Store:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def _require_pg_ledger(db: DatabaseURL) -> None:
+    import psycopg
+
+    table = f'"{db.schema or "public"}".{PG_TABLE}'
+    try:
+        with psycopg.connect(**db.connect_kwargs(), autocommit=True) as conn:
+            row = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot open {db.redacted()}: {_first_line(exc)}") from None
+    if row is None or row[0] is None:
+        raise StoreError(f"no ledger at {db.redacted()}: run 'pitboss init' first")
 
 
 def _ensure_pg_schema(db: DatabaseURL) -> None:

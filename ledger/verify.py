@@ -20,6 +20,7 @@ checks run in the parent as results come back in order.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import multiprocessing
 import os
@@ -30,20 +31,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-from ledger.canonical import GENESIS_PREV, event_hash
-from ledger.events import BODY_FIELDS, EventError, parse_event
+from ledger.canonical import GENESIS_PREV
+from ledger.events import ENVELOPE_FIELDS, EventError, SignedEvent, parse_event
 from ledger.keyring import KeyRing
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.note import Checkpoint, NoteError, VerifierKey, open_checkpoint, verifier_key
-from ledger.store import Store
-from ledger.timeutil import parse_utc
+from ledger.store import DatabaseURL, Store
 
 PARALLEL_THRESHOLD = 4000
-CHUNK = 1000
+CHUNK = 2000
 
 
 @dataclass
@@ -84,58 +81,54 @@ class VerifyReport:
 
 
 # --- worker side -------------------------------------------------------------------
+# Each worker opens its own connection and checks a range of notification ids:
+# parsing, schema, hash, key and role (``KeyRing.authorize``, as at ingest) and the
+# signature. It returns only what the parent needs to check order: the chain and tree.
 
-_PUBKEYS: dict[str, Ed25519PublicKey] = {}
+_W: dict[str, Any] = {}
 
-
-def _init_worker(pubkeys: dict[str, bytes]) -> None:
-    _PUBKEYS.clear()
-    for kid, raw in pubkeys.items():
-        _PUBKEYS[kid] = Ed25519PublicKey.from_public_bytes(raw)
-
-
-Result = tuple[int, str, int, str | None, str | None, str | None, str | None, str | None, str | None, list[tuple[str, str]]]
-# (notification_id, row stream, row seq, hash, prev, key_id, actor, at, kind, errors)
+Result = tuple[int, str, int, str, str, list[tuple[str, str]]]
+# (notification_id, row stream, row seq, claimed hash, prev, problems)
 
 
-def _check_row(row: tuple[int, str, int, str, bytes]) -> Result:
-    nid, stream, seq, kind, state = row
-    errors: list[tuple[str, str]] = []
+def _init_worker(url: DatabaseURL | None, ring: KeyRing, store: Store | None = None) -> None:
+    _W["store"] = store if store is not None else Store.open(url)  # type: ignore[arg-type]
+    _W["ring"] = ring
+
+
+def _check_row(nid: int, stream: str, seq: int, kind: str, state: bytes, ring: KeyRing) -> Result:
+    problems: list[tuple[str, str]] = []
     try:
         d = json.loads(state)
-        body = {k: d[k] for k in BODY_FIELDS}
-        claimed = d["hash"]
-        sig = d["sig"]
+        ev = SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
     except (ValueError, KeyError, TypeError) as exc:
-        return (nid, stream, seq, None, None, None, None, None, None,
-                [("row", f"stored bytes are not a pitboss event ({exc.__class__.__name__})")])
-    if (d["stream"], d["seq"], d["kind"]) != (stream, seq, kind):
-        errors.append(("row", f"row is stored as ({stream}, {seq}, {kind}) but the event says"
-                              f" ({d['stream']}, {d['seq']}, {d['kind']}): rows were swapped or moved"))
+        return (nid, stream, seq, "", "", [("row", f"stored bytes are not a pitboss event ({exc.__class__.__name__})")])
+    if (ev.stream, ev.seq, ev.kind) != (stream, seq, kind):
+        problems.append(("row", f"row is stored as ({stream}, {seq}, {kind}) but the event says"
+                                f" ({ev.stream}, {ev.seq}, {ev.kind}): rows were swapped or moved"))
     try:
         parse_event(d)
+        ev.check_hash()
+        entry = ring.authorize(ev) if stream != KEYRING_STREAM else None
     except EventError as exc:
-        errors.append((exc.check, exc.reason))
-    try:
-        ok_hash = event_hash(body).hex() == claimed
-    except (ValueError, TypeError) as exc:
-        ok_hash = False
-        errors.append(("hash", f"cannot hash the stored content: {exc}"))
-    else:
-        if not ok_hash:
-            errors.append(("hash", "content does not match its hash: altered after signing"))
-    key = _PUBKEYS.get(d["key_id"]) if isinstance(d["key_id"], str) else None
-    if key is not None:
+        problems.append((exc.check, exc.reason if exc.check != "key" else f"untrusted: {exc.reason}"))
+        entry = ring.keys.get(ev.key_id) if isinstance(ev.key_id, str) else None
+    if entry is not None:
         try:
-            key.verify(bytes.fromhex(sig), bytes.fromhex(claimed))
-        except (InvalidSignature, ValueError, TypeError):
-            errors.append(("signature", f"bad signature: not made by key {d['key_id']} over this hash"))
-    return (nid, stream, seq, claimed if isinstance(claimed, str) else None, d["prev"], d["key_id"],
-            d["actor"], d["at"], d["kind"], errors)
+            ev.check_signature(entry.verifier)
+        except (EventError, ValueError, TypeError) as exc:
+            problems.append(("signature", str(exc)))
+    claimed = ev.hash if isinstance(ev.hash, str) else ""
+    prev = ev.prev if isinstance(ev.prev, str) else ""
+    return (nid, stream, seq, claimed, prev, problems)
 
 
-def _check_chunk(rows: list[tuple[int, str, int, str, bytes]]) -> list[Result]:
-    return [_check_row(r) for r in rows]
+def _check_range(bounds: tuple[int, int]) -> list[Result]:
+    lo, hi = bounds
+    store: Store = _W["store"]
+    ring: KeyRing = _W["ring"]
+    rows = store.recorder.select_notifications(lo, hi - lo + 1, stop=hi)
+    return [_check_row(n.id, str(n.originator_id), n.originator_version, n.topic, bytes(n.state), ring) for n in rows]
 
 
 # --- parent side -------------------------------------------------------------------
@@ -196,31 +189,19 @@ def _checkpoint_targets(
     return targets
 
 
-def _results(store: Store, pubkeys: dict[str, bytes], workers: int) -> Iterator[Result]:
-    def chunks() -> Iterator[list[tuple[int, str, int, str, bytes]]]:
-        chunk: list[tuple[int, str, int, str, bytes]] = []
-        for r in store.rows():
-            chunk.append((r.notification_id, r.stream, r.seq, r.kind, r.state))
-            if len(chunk) >= CHUNK:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
-
+def _results(store: Store, ring: KeyRing, max_id: int, workers: int) -> Iterator[Result]:
+    ranges = [(lo, min(lo + CHUNK - 1, max_id)) for lo in range(1, max_id + 1, CHUNK)]
     if workers <= 1:
-        _init_worker(pubkeys)
-        for chunk in chunks():
-            yield from _check_chunk(chunk)
+        _init_worker(None, ring, store)
+        try:
+            for bounds in ranges:
+                yield from _check_range(bounds)
+        finally:
+            _W.clear()  # the caller owns the store: hold no reference past this run
         return
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(pubkeys,)) as pool:
-        window: deque[Any] = deque()
-        for chunk in chunks():
-            window.append(pool.apply_async(_check_chunk, (chunk,)))
-            if len(window) >= workers * 3:
-                yield from window.popleft().get()
-        while window:
-            yield from window.popleft().get()
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring)) as pool:
+        yield from itertools.chain.from_iterable(pool.imap(_check_range, ranges))
 
 
 def verify_ledger(
@@ -247,32 +228,14 @@ def verify_ledger(
     if total < PARALLEL_THRESHOLD:
         workers = 1
     report.workers = workers
-    pubkeys = {k: e.public_key for k, e in ring.keys.items()}
+    max_id = store.max_notification_id()
 
     heads: dict[str, tuple[int, str]] = {}
     tree = CompactRange()
-    at_cache: dict[str, Any] = {}
-    for nid, stream, seq, claimed, prev, key_id, actor, at, kind, errors in _results(store, pubkeys, workers):
+    for nid, stream, seq, claimed, prev, errors in _results(store, ring, max_id, workers):
         for check, reason in errors:
             report.add(Problem(check, reason, stream, seq, nid))
         report.events += 1
-        if claimed is not None and isinstance(key_id, str) and not errors:
-            entry = ring.keys.get(key_id)
-            if entry is None:
-                report.add(Problem("key", f"unknown key {key_id} (not in the key ring)", stream, seq, nid))
-            elif stream != KEYRING_STREAM:
-                when = at_cache.get(at)  # type: ignore[arg-type]
-                if when is None:
-                    when = at_cache.setdefault(at, parse_utc(at))  # type: ignore[arg-type]
-                why = None
-                if entry.actor != actor:
-                    why = ("key", f"key {key_id} belongs to actor {entry.actor!r}, not {actor!r}")
-                elif (status := entry.status_at(when)) is not None:
-                    why = ("key", f"untrusted: {status}")
-                elif kind not in entry.kinds:
-                    why = ("role", f"role {entry.role!r} key {key_id} may not sign kind {kind}")
-                if why:
-                    report.add(Problem(why[0], why[1], stream, seq, nid))
         # chain
         last_seq, last_hash = heads.get(stream, (0, GENESIS_PREV))
         if seq != last_seq + 1:
@@ -283,12 +246,12 @@ def verify_ledger(
                 report.add(Problem("chain", f"{missing} missing: deleted from the stream", stream, seq, nid))
         elif prev != last_hash:
             report.add(Problem("chain", f"prev does not match the hash of seq {last_seq}", stream, seq, nid))
-        heads[stream] = (max(seq, last_seq), claimed or "")
+        heads[stream] = (max(seq, last_seq), claimed)
         # tree
         try:
-            tree.append_leaf_hash(leaf_hash(bytes.fromhex(claimed or "")))
+            tree.append_leaf_hash(leaf_hash(bytes.fromhex(claimed)))
         except ValueError:
-            tree.append_leaf_hash(leaf_hash(b""))
+            tree.append_leaf_hash(leaf_hash(claimed.encode()))
         for source, cp in targets.get(tree.size, ()):
             report.checkpoints_checked += 1
             if tree.root() != cp.root:

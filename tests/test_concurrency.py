@@ -1,0 +1,75 @@
+"""Two writers racing on one stream: one wins, the other gets a conflict, never a fork.
+Runs on a SQLite file and on PostgreSQL, in separate processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+from ledger.ingest import check_batch, ingest_events, parse_lines
+from ledger.producer import BatchBuilder
+from ledger.store import ConflictError, Store
+from ledger.verify import verify_ledger
+from tests.conftest import dump_rows
+from tests.helpers import ingest, make_producers
+
+
+def _deposit_batch(ledger, p, ref: str) -> list[str]:  # type: ignore[no-untyped-def]
+    b = BatchBuilder(ledger.store.head)
+    b.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 100, "currency": "EUR", "method": "cash", "reference": ref})
+    return b.lines()
+
+
+def test_both_checked_then_both_append_one_conflicts(ledger) -> None:  # type: ignore[no-untyped-def]
+    p = make_producers(ledger)
+    a, b = _deposit_batch(ledger, p, "a"), _deposit_batch(ledger, p, "b")
+    ev_a, rej_a, _ = check_batch(ledger.store, parse_lines(a))
+    ev_b, rej_b, _ = check_batch(ledger.store, parse_lines(b))
+    assert not rej_a and not rej_b  # both valid against the same head
+    ledger.store.append(ev_a)
+    before = dump_rows(ledger.store)
+    try:
+        ledger.store.append(ev_b)
+    except ConflictError as exc:
+        assert "another writer" in str(exc)
+    else:
+        raise AssertionError("second writer was not stopped")
+    assert dump_rows(ledger.store) == before
+    late = ingest(ledger.store, b)
+    assert late.status == "rejected" and late.rejections[0].check == "chain"
+
+
+def _writer(url: str, lines: list[str], barrier, results) -> None:  # type: ignore[no-untyped-def]
+    try:
+        store = Store.open(url)
+        try:
+            items = parse_lines(lines)
+            barrier.wait(timeout=30)
+            results.put(ingest_events(store, items).status)
+        finally:
+            store.close()
+    except BaseException as exc:  # report, so the parent fails with the reason instead of hanging
+        results.put(f"error: {exc!r}")
+        raise
+
+
+def test_racing_processes_never_fork_a_stream(ledger) -> None:  # type: ignore[no-untyped-def]
+    p = make_producers(ledger)
+    ctx = multiprocessing.get_context("spawn")
+    for round_no in range(5):
+        batches = [_deposit_batch(ledger, p, f"r{round_no}w{i}") for i in range(2)]
+        barrier, results = ctx.Barrier(2), ctx.Queue()
+        procs = [ctx.Process(target=_writer, args=(ledger.url, lines, barrier, results)) for lines in batches]
+        try:
+            for proc in procs:
+                proc.start()
+            statuses = sorted(results.get(timeout=90) for _ in procs)
+        finally:
+            for proc in procs:
+                proc.join(5)
+                if proc.is_alive():
+                    proc.kill()
+        assert statuses.count("stored") == 1, statuses
+        assert set(statuses) <= {"stored", "conflict", "rejected"}
+    events = ledger.store.stream_events("account:P1")
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
