@@ -238,9 +238,10 @@ def _read_anchor(value: str) -> bytes:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--anchor", default=None, help="Pinned house public key (hex, or a file). Default: house.pub in the public directory.")
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Processes for signature checks (default: all cores).")
+@click.option("--deep", is_flag=True, help="Also re-run the ingest schema checks on every stored event.")
 @click.option("--quiet", is_flag=True, help="No progress output.")
 @click.pass_obj
-def verify(c: Context, as_json: bool, anchor: str | None, workers: int | None, quiet: bool) -> None:
+def verify(c: Context, as_json: bool, anchor: str | None, workers: int | None, deep: bool, quiet: bool) -> None:
     """Re-check every signature, chain link, sequence and checkpoint. Exit 1 on any problem."""
     from ledger.verify import verify_ledger
 
@@ -259,7 +260,8 @@ def verify(c: Context, as_json: bool, anchor: str | None, workers: int | None, q
         pinned = _read_anchor(anchor) if anchor else (
             _read_anchor(str(c.public.anchor_file)) if c.public.anchor_file.is_file() else None)
         with c.open() as store:
-            report = verify_ledger(store, public_dir=c.public.path, anchor=pinned, workers=workers, progress=progress)
+            report = verify_ledger(store, public_dir=c.public.path, anchor=pinned, workers=workers, deep=deep,
+                                   progress=progress)
     head = (f"{'OK' if report.ok else 'FAILED'}: {report.events} events in {report.streams} streams, "
             f"{report.checkpoints_checked} checkpoint comparisons, tree size {report.tree_size}, "
             f"{report.seconds:.2f}s")

@@ -9,39 +9,43 @@ where ``body`` is the envelope without ``hash`` and ``sig`` and JCS is the JSON
 Canonicalization Scheme of RFC 8785.
 
 The ledger's schema keeps every value inside the subset of JSON where RFC 8785 and
-Python's ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
-produce the same bytes: no floats (amounts are integers), integers within
-+-(2**53 - 1) (RFC 8785 section 3.2.2.3 serialises numbers as IEEE 754 doubles), object
-keys in ASCII (so code-point order equals RFC 8785's UTF-16 code-unit order), and
-strings of valid Unicode scalar values. ``tests/test_canonical.py`` checks this
-equivalence against the independent ``rfc8785`` implementation on generated data.
+``orjson.dumps(value, option=OPT_SORT_KEYS)`` produce the same bytes: no floats
+(amounts are integers), integers within +-(2**53 - 1) (RFC 8785 section 3.2.2.3
+serialises numbers as IEEE 754 doubles), object keys in ASCII (so key order equals RFC
+8785's UTF-16 code-unit order), and strings of valid Unicode scalar values.
+``tests/test_canonical.py`` checks this equivalence against the independent ``rfc8785``
+implementation on generated data. orjson is used because canonical encoding is on the
+hot path of ingest and verify (about 0.3 us an event against 3.6 us for ``json``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
+
+import orjson
 
 EVENT_HASH_DOMAIN = b"pitboss.event.v1\x00"
 MAX_SAFE_INT = 2**53 - 1
 GENESIS_PREV = "0" * 64
 """``prev`` of the first event (seq 1) of every stream."""
 
-_dumps = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-).encode
+_dumps = orjson.dumps
+_SORT = orjson.OPT_SORT_KEYS
 
 
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 bytes of ``value`` (within the ledger's JSON subset, see module doc).
 
-    Raises ``ValueError`` for text that is not valid Unicode (lone surrogates).
+    Raises ``ValueError`` for what has no canonical form here: text that is not valid
+    Unicode (lone surrogates), integers beyond 64 bits, non-JSON types.
     """
     try:
-        return _dumps(value).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("text is not valid Unicode (lone surrogate)") from exc
+        return _dumps(value, option=_SORT)
+    except TypeError as exc:
+        if "surrogates" in str(exc):
+            raise ValueError("text is not valid Unicode (lone surrogate)") from None
+        raise ValueError(f"no canonical JSON for this value: {exc}") from None
 
 
 def event_hash(body: dict[str, Any]) -> bytes:

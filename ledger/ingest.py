@@ -84,6 +84,15 @@ class _BatchState:
         self.heads: dict[str, SignedEvent | None] = {}
         self.pending: dict[tuple[str, int], SignedEvent] = {}
 
+    def prefetch(self, events: list[SignedEvent]) -> None:
+        """Read the heads of every stream the batch touches (and tables its rounds name)."""
+        wanted = {ev.stream for ev in events}
+        wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
+        wanted -= self.heads.keys()
+        found = self.store.heads(sorted(wanted))
+        for stream in wanted:
+            self.heads[stream] = found.get(stream)
+
     def head(self, stream: str) -> SignedEvent | None:
         if stream not in self.heads:
             self.heads[stream] = self.store.head(stream)
@@ -132,6 +141,7 @@ def check_batch(
     """Check parsed items against the store. Returns (events, rejections, replays)."""
     ring = load_keyring(store)
     state = _BatchState(store)
+    state.prefetch([item for _, item in items if not isinstance(item, Rejection)])
     events: list[SignedEvent] = []
     rejections: list[Rejection] = []
     replays = 0

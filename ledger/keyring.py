@@ -93,23 +93,32 @@ class KeyRing:
         """The key entry that may sign ``ev``; EventError("key"|"role") otherwise."""
         if ev.stream == KEYRING_STREAM and self.events == 0:
             return self._bootstrap_entry(ev)
-        entry = self.keys.get(ev.key_id)
+        return self.authorize_fields(ev.key_id, ev.actor, ev.kind, ev.at)
+
+    def authorize_fields(self, key_id: str, actor: str, kind: str, at: str) -> KeyEntry:
+        entry = self.keys.get(key_id)
         if entry is None:
-            raise EventError("key", f"unknown key {ev.key_id} (not in the key ring)")
-        if entry.actor != ev.actor:
-            raise EventError("key", f"key {ev.key_id} belongs to actor {entry.actor!r}, not {ev.actor!r}")
-        reason = entry.status_at(parse_utc(ev.at))
+            raise EventError("key", f"unknown key {key_id} (not in the key ring)")
+        if entry.actor != actor:
+            raise EventError("key", f"key {key_id} belongs to actor {entry.actor!r}, not {actor!r}")
+        try:
+            when = parse_utc(at)
+        except (ValueError, TypeError) as exc:
+            raise EventError("schema", f"at: {exc}") from None
+        reason = entry.status_at(when)
         if reason:
             raise EventError("key", reason)
-        spec = KINDS[ev.kind]
+        spec = KINDS.get(kind)
+        if spec is None:
+            raise EventError("schema", f"unknown kind {kind!r}")
         if entry.role not in spec.roles:
             raise EventError(
                 "role",
-                f"role {entry.role!r} may not sign kind {ev.kind}"
+                f"role {entry.role!r} may not sign kind {kind}"
                 f" (allowed: {', '.join(sorted(spec.roles))})",
             )
-        if ev.kind not in entry.kinds:
-            raise EventError("role", f"key {ev.key_id} is not allowed to sign kind {ev.kind}")
+        if kind not in entry.kinds:
+            raise EventError("role", f"key {key_id} is not allowed to sign kind {kind}")
         return entry
 
     def _bootstrap_entry(self, ev: SignedEvent) -> KeyEntry:

@@ -223,6 +223,32 @@ class Store:
         rows = self.recorder.select_events(stream, desc=True, limit=1)
         return event_from_stored(rows[0].state) if rows else None
 
+    def heads(self, streams: Sequence[str]) -> dict[str, SignedEvent]:
+        """The last stored event of each given stream that has any, in few queries."""
+        out: dict[str, SignedEvent] = {}
+        unique = list(dict.fromkeys(streams))
+        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        for i in range(0, len(unique), 500):
+            part = unique[i:i + 500]
+            if self.url.backend == "sqlite":
+                marks = ",".join("?" * len(part))
+                sql = (f"SELECT e.state FROM {SQLITE_TABLE} e JOIN (SELECT originator_id, MAX(originator_version) v"
+                       f" FROM {SQLITE_TABLE} WHERE originator_id IN ({marks}) GROUP BY originator_id) m"
+                       " ON e.originator_id = m.originator_id AND e.originator_version = m.v")
+                with ds.transaction(commit=False) as c:
+                    c.execute(sql, part)
+                    rows = [r[0] for r in c.fetchall()]
+            else:
+                sql = (f"SELECT DISTINCT ON (originator_id) state FROM {self.events_table}"
+                       " WHERE originator_id = ANY(%s) ORDER BY originator_id, originator_version DESC")
+                with ds.get_connection() as conn, conn.cursor() as curs:
+                    curs.execute(sql, (part,))
+                    rows = [r["state"] for r in curs.fetchall()]
+            for state in rows:
+                ev = event_from_stored(bytes(state))
+                out[ev.stream] = ev
+        return out
+
     def event_at(self, stream: str, seq: int) -> SignedEvent | None:
         rows = self.recorder.select_events(stream, gt=seq - 1, lte=seq)
         return event_from_stored(rows[0].state) if rows else None

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 
 _UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
 _NAIVE_RE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?")
 
 
+@lru_cache(maxsize=65536)
 def parse_utc(text: str) -> datetime:
     """Parse a ledger timestamp; ValueError with the reason otherwise."""
     if not isinstance(text, str):

@@ -3,7 +3,9 @@
 For every stored event, in notification order:
 - row: the bytes parse, and the row's (stream, seq, kind) are the event's own
   (catches rows swapped or moved by SQL);
-- schema: the event passes the same strict schema as at ingest;
+- schema (``deep=True``, ``pitboss verify --deep``): the event passes the same strict
+  schema as at ingest. Off by default: the signature already proves the stored bytes
+  are what a key-holder asserted, and rule-level rechecking is reconciliation's job;
 - hash: recomputed from the canonical body;
 - signature: Ed25519 by the key it names;
 - key and role: the key ring (rebuilt from its own stream) allows that key, for that
@@ -20,8 +22,6 @@ checks run in the parent as results come back in order.
 from __future__ import annotations
 
 import base64
-import itertools
-import json
 import multiprocessing
 import os
 import time
@@ -31,8 +31,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger.canonical import GENESIS_PREV
-from ledger.events import ENVELOPE_FIELDS, EventError, SignedEvent, parse_event
+import orjson
+from cryptography.exceptions import InvalidSignature
+
+from ledger.canonical import GENESIS_PREV, event_hash
+from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyRing
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.merkle import CompactRange, leaf_hash
@@ -86,49 +89,107 @@ class VerifyReport:
 # signature. It returns only what the parent needs to check order: the chain and tree.
 
 _W: dict[str, Any] = {}
+_BODY_KEYS = frozenset(BODY_FIELDS)
 
-Result = tuple[int, str, int, str, str, list[tuple[str, str]]]
-# (notification_id, row stream, row seq, claimed hash, prev, problems)
+ProblemRow = tuple[str, str, str, int, int]  # (check, reason, stream, seq, notification_id)
 
 
-def _init_worker(url: DatabaseURL | None, ring: KeyRing, store: Store | None = None) -> None:
+@dataclass
+class RangeResult:
+    """What a worker hands back for one range of notification ids."""
+
+    count: int
+    leaves: bytes  # RFC 9162 leaf hashes, 32 bytes each, in notification order
+    first: dict[str, tuple[int, str, int]]  # stream -> (seq, prev, notification id) of its first event here
+    last: dict[str, tuple[int, str]]  # stream -> (seq, hash) of its last event here
+    problems: list[ProblemRow]
+
+
+def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None) -> None:
     _W["store"] = store if store is not None else Store.open(url)  # type: ignore[arg-type]
     _W["ring"] = ring
+    _W["deep"] = deep
 
 
-def _check_row(nid: int, stream: str, seq: int, kind: str, state: bytes, ring: KeyRing) -> Result:
-    problems: list[tuple[str, str]] = []
+def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, deep: bool,
+               problems: list[tuple[str, str]]) -> tuple[str, str]:
+    """Check one stored event; append its problems; return (claimed hash, prev)."""
     try:
-        d = json.loads(state)
-        ev = SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
-    except (ValueError, KeyError, TypeError) as exc:
-        return (nid, stream, seq, "", "", [("row", f"stored bytes are not a pitboss event ({exc.__class__.__name__})")])
-    if (ev.stream, ev.seq, ev.kind) != (stream, seq, kind):
+        d = orjson.loads(state)
+        claimed, sig, key_id = d.pop("hash"), d.pop("sig"), d["key_id"]
+        if not (isinstance(claimed, str) and isinstance(sig, str) and isinstance(key_id, str)):
+            raise TypeError("hash, sig and key_id must be strings")
+        if d.keys() != _BODY_KEYS:
+            raise KeyError(f"fields {sorted(d.keys() ^ _BODY_KEYS)} differ from the envelope's")
+    except (ValueError, KeyError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
+        problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
+        return "", ""
+    if (d["stream"], d["seq"], d["kind"]) != (stream, seq, kind):
         problems.append(("row", f"row is stored as ({stream}, {seq}, {kind}) but the event says"
-                                f" ({ev.stream}, {ev.seq}, {ev.kind}): rows were swapped or moved"))
+                                f" ({d['stream']}, {d['seq']}, {d['kind']}): rows were swapped or moved"))
+    entry = ring.keys.get(key_id)
     try:
-        parse_event(d)
-        ev.check_hash()
-        entry = ring.authorize(ev) if stream != KEYRING_STREAM else None
+        if deep:
+            parse_event({**d, "hash": claimed, "sig": sig})
+        try:
+            digest = event_hash(d)
+        except (ValueError, TypeError) as exc:
+            raise EventError("hash", f"cannot hash the stored content: {exc}") from None
+        if digest.hex() != claimed:
+            raise EventError("hash", "content does not match its hash: altered after signing")
+        if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
+            ring.authorize_fields(key_id, d["actor"], kind, d["at"])
     except EventError as exc:
         problems.append((exc.check, exc.reason if exc.check != "key" else f"untrusted: {exc.reason}"))
-        entry = ring.keys.get(ev.key_id) if isinstance(ev.key_id, str) else None
     if entry is not None:
         try:
-            ev.check_signature(entry.verifier)
-        except (EventError, ValueError, TypeError) as exc:
-            problems.append(("signature", str(exc)))
-    claimed = ev.hash if isinstance(ev.hash, str) else ""
-    prev = ev.prev if isinstance(ev.prev, str) else ""
-    return (nid, stream, seq, claimed, prev, problems)
+            entry.verifier.verify(bytes.fromhex(sig), bytes.fromhex(claimed))
+        except (InvalidSignature, ValueError):
+            problems.append(("signature", f"bad signature: not made by key {key_id} over this event's hash"))
+    prev = d["prev"] if isinstance(d["prev"], str) else ""
+    return claimed, prev
 
 
-def _check_range(bounds: tuple[int, int]) -> list[Result]:
+def _check_range(bounds: tuple[int, int]) -> RangeResult:
     lo, hi = bounds
     store: Store = _W["store"]
     ring: KeyRing = _W["ring"]
+    deep: bool = _W["deep"]
     rows = store.recorder.select_notifications(lo, hi - lo + 1, stop=hi)
-    return [_check_row(n.id, str(n.originator_id), n.originator_version, n.topic, bytes(n.state), ring) for n in rows]
+    leaves = bytearray()
+    first: dict[str, tuple[int, str, int]] = {}
+    last: dict[str, tuple[int, str]] = {}
+    out: list[ProblemRow] = []
+    for n in rows:
+        stream, seq = str(n.originator_id), n.originator_version
+        problems: list[tuple[str, str]] = []
+        claimed, prev = _check_row(stream, seq, n.topic, n.state, ring, deep, problems)
+        try:
+            leaves += leaf_hash(bytes.fromhex(claimed)) if len(claimed) == 64 else leaf_hash(claimed.encode())
+        except ValueError:
+            leaves += leaf_hash(claimed.encode())
+        before = last.get(stream)
+        if before is None:
+            first[stream] = (seq, prev, n.id)
+        else:
+            problem = _chain_problem(before, seq, prev)
+            if problem:
+                problems.append(problem)
+        last[stream] = (max(seq, before[0]) if before else seq, claimed)
+        out.extend((c, r, stream, seq, n.id) for c, r in problems)
+    return RangeResult(len(rows), bytes(leaves), first, last, out)
+
+
+def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple[str, str] | None:
+    last_seq, last_hash = before if before else (0, GENESIS_PREV)
+    if seq == last_seq + 1:
+        if prev != last_hash:
+            return ("chain", f"prev does not match the hash of seq {last_seq}")
+        return None
+    if seq <= last_seq:
+        return ("chain", f"seq {seq} appears after seq {last_seq}: events out of order or repeated")
+    missing = f"seq {last_seq + 1}" if seq == last_seq + 2 else f"seqs {last_seq + 1}..{seq - 1}"
+    return ("chain", f"{missing} missing: deleted from the stream")
 
 
 # --- parent side -------------------------------------------------------------------
@@ -189,19 +250,19 @@ def _checkpoint_targets(
     return targets
 
 
-def _results(store: Store, ring: KeyRing, max_id: int, workers: int) -> Iterator[Result]:
+def _results(store: Store, ring: KeyRing, max_id: int, workers: int, deep: bool) -> Iterator[RangeResult]:
     ranges = [(lo, min(lo + CHUNK - 1, max_id)) for lo in range(1, max_id + 1, CHUNK)]
     if workers <= 1:
-        _init_worker(None, ring, store)
+        _init_worker(None, ring, deep, store)
         try:
             for bounds in ranges:
-                yield from _check_range(bounds)
+                yield _check_range(bounds)
         finally:
             _W.clear()  # the caller owns the store: hold no reference past this run
         return
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring)) as pool:
-        yield from itertools.chain.from_iterable(pool.imap(_check_range, ranges))
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep)) as pool:
+        yield from pool.imap(_check_range, ranges)
 
 
 def verify_ledger(
@@ -210,6 +271,7 @@ def verify_ledger(
     public_dir: Path | None = None,
     anchor: bytes | None = None,
     workers: int | None = None,
+    deep: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
     started = time.perf_counter()
@@ -232,38 +294,30 @@ def verify_ledger(
 
     heads: dict[str, tuple[int, str]] = {}
     tree = CompactRange()
-    for nid, stream, seq, claimed, prev, errors in _results(store, ring, max_id, workers):
-        for check, reason in errors:
+    for part in _results(store, ring, max_id, workers, deep):
+        for check, reason, stream, seq, nid in part.problems:
             report.add(Problem(check, reason, stream, seq, nid))
-        report.events += 1
-        # chain
-        last_seq, last_hash = heads.get(stream, (0, GENESIS_PREV))
-        if seq != last_seq + 1:
-            if seq <= last_seq:
-                report.add(Problem("chain", f"seq {seq} appears after seq {last_seq}: events out of order or repeated", stream, seq, nid))
-            else:
-                missing = f"seq {last_seq + 1}" if seq == last_seq + 2 else f"seqs {last_seq + 1}..{seq - 1}"
-                report.add(Problem("chain", f"{missing} missing: deleted from the stream", stream, seq, nid))
-        elif prev != last_hash:
-            report.add(Problem("chain", f"prev does not match the hash of seq {last_seq}", stream, seq, nid))
-        heads[stream] = (max(seq, last_seq), claimed)
-        # tree
-        try:
-            tree.append_leaf_hash(leaf_hash(bytes.fromhex(claimed)))
-        except ValueError:
-            tree.append_leaf_hash(leaf_hash(claimed.encode()))
-        for source, cp in targets.get(tree.size, ()):
-            report.checkpoints_checked += 1
-            if tree.root() != cp.root:
-                report.add(Problem(
-                    "checkpoint",
-                    f"the first {cp.size} events no longer hash to the root signed in {source}:"
-                    " an event at or before that point was changed, removed, inserted or reordered",
-                ))
-        if progress and report.events % 5000 == 0:
+        for stream, (seq, prev, nid) in part.first.items():
+            problem = _chain_problem(heads.get(stream), seq, prev)
+            if problem:
+                report.add(Problem(problem[0], problem[1], stream, seq, nid))
+        for stream, (seq, claimed) in part.last.items():
+            before = heads.get(stream)
+            heads[stream] = (max(seq, before[0]) if before else seq, claimed)
+        leaves = part.leaves
+        for i in range(0, len(leaves), 32):
+            tree.append_leaf_hash(leaves[i:i + 32])
+            for source, cp in targets.get(tree.size, ()):
+                report.checkpoints_checked += 1
+                if tree.root() != cp.root:
+                    report.add(Problem(
+                        "checkpoint",
+                        f"the first {cp.size} events no longer hash to the root signed in {source}:"
+                        " an event at or before that point was changed, removed, inserted or reordered",
+                    ))
+        report.events += part.count
+        if progress:
             progress(report.events, total)
-    if progress:
-        progress(report.events, total)
     for size in sorted(s for s in targets if s > tree.size):
         for source, _cp in targets[size]:
             report.checkpoints_checked += 1

@@ -73,3 +73,15 @@ def test_racing_processes_never_fork_a_stream(ledger) -> None:  # type: ignore[n
     events = ledger.store.stream_events("account:P1")
     assert [e.seq for e in events] == [1, 2, 3, 4, 5]
     assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+
+
+def test_bulk_heads_equal_per_stream_heads(ledger) -> None:  # type: ignore[no-untyped-def]
+    from tests.helpers import night_batch
+
+    p = make_producers(ledger)
+    ingest(ledger.store, night_batch(ledger.store, p, rounds=7).lines())
+    streams = sorted({r.stream for r in ledger.store.rows()}) + ["round:none"]
+    bulk = ledger.store.heads(streams)
+    for s in streams:
+        one = ledger.store.head(s)
+        assert (bulk.get(s).hash if s in bulk else None) == (one.hash if one else None), s

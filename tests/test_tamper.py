@@ -126,3 +126,15 @@ def test_rows_reordered_in_the_notification_log(sealed) -> None:  # type: ignore
     code, report = _verify(sealed)
     assert code == 1
     assert _has(report, "chain", "account:P1", 1, "out of order")
+
+
+def test_stored_bytes_that_are_not_an_event(sealed) -> None:  # type: ignore[no-untyped-def]
+    nid, state = _row(sealed, "account:P1", 1)
+    t, col = sealed.store.events_table, _id_col(sealed)
+    execute_sql(sealed.store, f"UPDATE {t} SET state=? WHERE {col}=?", (state.replace(b'"stream"', b'"strean"'), nid))
+    nid2, _ = _row(sealed, "table:bac-1", 1)
+    execute_sql(sealed.store, f"UPDATE {t} SET state=? WHERE {col}=?", (b"\\x00 not json", nid2))
+    code, report = _verify(sealed)
+    assert code == 1
+    assert _has(report, "row", "account:P1", 1, "differ from the envelope")
+    assert _has(report, "row", "table:bac-1", 1, "not a pitboss event")
