@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ledger.events import EventError, SignedEvent
 from ledger.keys import key_id_for
 from ledger.kinds import KEYRING_STREAM, KINDS, kinds_for_role
-from ledger.timeutil import parse_utc
+from ledger.timeutil import parse_utc, parse_utc_trusted
 
 
 @dataclass
@@ -102,7 +102,7 @@ class KeyRing:
         if entry.actor != actor:
             raise EventError("key", f"key {key_id} belongs to actor {entry.actor!r}, not {actor!r}")
         try:
-            when = parse_utc(at)
+            when = parse_utc_trusted(at)
         except (ValueError, TypeError) as exc:
             raise EventError("schema", f"at: {exc}") from None
         reason = entry.status_at(when)

@@ -263,19 +263,31 @@ class Store:
         table = SQLITE_TABLE if self.url.backend == "sqlite" else f'"{self.url.schema or "public"}".{PG_TABLE}'
         return int(self.sql_scalar(f"SELECT count(*) FROM {table}"))
 
-    def rows(self, start: int = 1, page: int = 5000, topics: Sequence[str] = ()) -> Iterator[Row]:
+    def row_range(self, lo: int, hi: int) -> list[Row]:
+        """Stored events with notification ids lo..hi (inclusive), in notification order.
+
+        Plain SQL returning tuples: this is the bulk read of verify and checkpoints.
+        """
+        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        if self.url.backend == "sqlite":
+            sql = (f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
+                   " WHERE rowid BETWEEN ? AND ? ORDER BY rowid")
+            with ds.transaction(commit=False) as c:
+                c.execute(sql, (lo, hi))
+                return [Row(*r) for r in c.fetchall()]
+        from psycopg.rows import tuple_row
+
+        sql = (f"SELECT notification_id, originator_id, originator_version, topic, state FROM {self.events_table}"
+               " WHERE notification_id BETWEEN %s AND %s ORDER BY notification_id")
+        with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(sql, (lo, hi))
+            return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
+
+    def rows(self, start: int = 1, page: int = 5000) -> Iterator[Row]:
         """Every stored event in notification order, read page by page."""
-        last = start - 1
         stop = self.max_notification_id()
-        while last < stop:
-            batch = self.recorder.select_notifications(
-                last, page, stop=stop, topics=topics, inclusive_of_start=False
-            )
-            if not batch:
-                return
-            for n in batch:
-                yield Row(n.id, str(n.originator_id), n.originator_version, n.topic, bytes(n.state))
-            last = batch[-1].id
+        for lo in range(start, stop + 1, page):
+            yield from self.row_range(lo, min(lo + page - 1, stop))
 
     def sql_scalar(self, statement: str) -> Any:
         """Run one read-only SQL statement returning one value (tests, counts)."""

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from datetime import timedelta
 from functools import lru_cache
+
+_ZERO = timedelta(0)
 
 _UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
 _NAIVE_RE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?")
@@ -31,6 +34,21 @@ def parse_utc(text: str) -> datetime:
         return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
     except ValueError as exc:
         raise ValueError(f"timestamp {text!r} is not a real time: {exc}") from None
+
+
+def parse_utc_trusted(text: str) -> datetime:
+    """Parse a timestamp whose form the schema has already checked (hot path).
+
+    Falls back to the strict ``parse_utc`` for anything that is not already a valid
+    UTC timestamp, so an unchecked value still gets the precise reason.
+    """
+    try:
+        moment = datetime.fromisoformat(text)
+    except (ValueError, TypeError):
+        return parse_utc(text)
+    if moment.utcoffset() != _ZERO or not text.endswith("Z"):
+        return parse_utc(text)
+    return moment
 
 
 def format_utc(moment: datetime) -> str:

@@ -22,6 +22,7 @@ checks run in the parent as results come back in order.
 from __future__ import annotations
 
 import base64
+import gc
 import multiprocessing
 import os
 import time
@@ -155,28 +156,28 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     store: Store = _W["store"]
     ring: KeyRing = _W["ring"]
     deep: bool = _W["deep"]
-    rows = store.recorder.select_notifications(lo, hi - lo + 1, stop=hi)
+    rows = store.row_range(lo, hi)
     leaves = bytearray()
     first: dict[str, tuple[int, str, int]] = {}
     last: dict[str, tuple[int, str]] = {}
     out: list[ProblemRow] = []
     for n in rows:
-        stream, seq = str(n.originator_id), n.originator_version
+        stream, seq = n.stream, n.seq
         problems: list[tuple[str, str]] = []
-        claimed, prev = _check_row(stream, seq, n.topic, n.state, ring, deep, problems)
+        claimed, prev = _check_row(stream, seq, n.kind, n.state, ring, deep, problems)
         try:
             leaves += leaf_hash(bytes.fromhex(claimed)) if len(claimed) == 64 else leaf_hash(claimed.encode())
         except ValueError:
             leaves += leaf_hash(claimed.encode())
         before = last.get(stream)
         if before is None:
-            first[stream] = (seq, prev, n.id)
+            first[stream] = (seq, prev, n.notification_id)
         else:
             problem = _chain_problem(before, seq, prev)
             if problem:
                 problems.append(problem)
         last[stream] = (max(seq, before[0]) if before else seq, claimed)
-        out.extend((c, r, stream, seq, n.id) for c, r in problems)
+        out.extend((c, r, stream, seq, n.notification_id) for c, r in problems)
     return RangeResult(len(rows), bytes(leaves), first, last, out)
 
 
@@ -261,8 +262,14 @@ def _results(store: Store, ring: KeyRing, max_id: int, workers: int, deep: bool)
             _W.clear()  # the caller owns the store: hold no reference past this run
         return
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep)) as pool:
-        yield from pool.imap(_check_range, ranges)
+    # Workers inherit the parent's heap; freezing it keeps their garbage collector from
+    # walking (and copy-on-write copying) objects they never use.
+    gc.freeze()
+    try:
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep)) as pool:
+            yield from pool.imap(_check_range, ranges)
+    finally:
+        gc.unfreeze()
 
 
 def verify_ledger(
