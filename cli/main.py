@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from eventsourcing.persistence import PersistenceError
 
 from ledger.house import HouseError, PublicDir
 from ledger.keys import KeyDirectory, KeyFileError
@@ -69,6 +71,9 @@ class _Guard:
             _fail(self.as_json, str(exc), code)
         if isinstance(exc, (HouseError, KeyFileError)):
             _fail(self.as_json, str(exc), EXIT_USAGE)
+        if isinstance(exc, (PersistenceError, sqlite3.Error)) or type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            _fail(self.as_json, f"the database failed mid-operation (nothing half-written): {first}", EXIT_STORE)
         return False
 
 

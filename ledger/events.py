@@ -119,9 +119,6 @@ class SignedEvent:
     def to_json_line(self) -> str:
         return self.encoded().decode("utf-8")
 
-    def hash_bytes(self) -> bytes:
-        return bytes.fromhex(self.hash)
-
     def check_hash(self) -> None:
         try:
             computed = event_hash(self.body())

@@ -46,9 +46,6 @@ class PublicDir:
     def checkpoint_file(self, size: int) -> Path:
         return self.path / f"checkpoint-{size:012d}.note"
 
-    def checkpoint_files(self) -> list[Path]:
-        return sorted(self.path.glob("checkpoint-*.note")) if self.path.is_dir() else []
-
 
 def _raise_unless_stored(report: IngestReport) -> None:
     if report.status != "stored":

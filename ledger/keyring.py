@@ -70,17 +70,6 @@ class KeyRing:
         self.keys: dict[str, KeyEntry] = {}
         self.events = 0
 
-    def copy(self) -> KeyRing:
-        other = KeyRing()
-        other.keys = {
-            k: KeyEntry(**{f: getattr(v, f) for f in (
-                "key_id", "actor", "role", "public_key", "kinds", "valid_from",
-                "valid_until", "revoked_from", "revoke_reason", "registered_by")})
-            for k, v in self.keys.items()
-        }
-        other.events = self.events
-        return other
-
     @property
     def anchor(self) -> KeyEntry | None:
         """The self-registered house key at seq 1 of the key ring."""
@@ -188,9 +177,3 @@ class KeyRing:
         if entry is None:
             raise EventError("rule", f"key {key_id} is not registered")
         return entry
-
-    def active_key(self, actor: str, at: datetime) -> KeyEntry | None:
-        for entry in self.keys.values():
-            if entry.actor == actor and entry.status_at(at) is None:
-                return entry
-        return None

@@ -4,6 +4,7 @@ opens and closes rounds, the cage pays a withdrawal."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ledger.house import create_key
@@ -15,13 +16,10 @@ from ledger.store import Store
 
 def producer_signer(store: Store, keys: KeyDirectory, actor: str, role: str) -> Signer:
     """The valid key of ``role`` held in ``keys``, registering a new one if there is none."""
-    ring = load_keyring(store)
-    for entry in ring.keys.values():
-        if entry.actor == actor and entry.role == role and keys.has(entry.key_id):
-            from datetime import datetime, timezone
-
-            if entry.status_at(datetime.now(timezone.utc)) is None:
-                return keys.load(entry.key_id, actor)
+    now = datetime.now(timezone.utc)
+    for entry in load_keyring(store).keys.values():
+        if entry.actor == actor and entry.role == role and keys.has(entry.key_id) and entry.status_at(now) is None:
+            return keys.load(entry.key_id, actor)
     return create_key(store, keys, actor, role)
 
 

@@ -89,3 +89,21 @@ def test_cli_on_postgres(tmp_path: Path) -> None:
         assert v.exit_code == 0 and json.loads(v.stdout)["events"] == 5 + 12 + 1  # key ring, sample batch, checkpoint
     finally:
         drop_pg_schema(url)
+
+
+def test_locked_sqlite_file_is_a_clear_error(tmp_path: Path) -> None:
+    """Another process holds the write lock: a message and exit 4 after the lock timeout."""
+    import sqlite3
+
+    assert _run(["init"], tmp_path).returncode == 0
+    assert _run(["sample", "-o", "b.jsonl"], tmp_path).returncode == 0
+    holder = sqlite3.connect(tmp_path / "pitboss.db")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        res = _run(["ingest", "b.jsonl"], tmp_path, {"PITBOSS_SQLITE_LOCK_TIMEOUT": "1"})
+    finally:
+        holder.rollback()
+        holder.close()
+    assert res.returncode == 4, (res.returncode, res.stderr)
+    assert "database" in res.stderr and "locked" in res.stderr and "Traceback" not in res.stderr
+    assert _run(["ingest", "b.jsonl"], tmp_path).returncode == 0  # the next attempt succeeds
