@@ -365,6 +365,38 @@ def proof_check_consistency(proof_file: str, old_note: str, new_note: str, vkey:
           f"OK: the {new.size}-event log extends the {old.size}-event log unchanged")
 
 
+# --- game rules ----------------------------------------------------------------------
+
+HOUSE_EDGE_GAMES = {"roulette-european": ("roulette", "european"), "roulette-american": ("roulette", "american")}
+
+
+@main.group()
+def rules() -> None:
+    """What the configured game rules imply (computed from the engines)."""
+
+
+@rules.command("house-edge")
+@click.argument("game")
+@click.option("--json", "as_json", is_flag=True)
+def rules_house_edge(game: str, as_json: bool) -> None:
+    """Exact house edge of every bet of GAME, by enumeration over the engine's outcomes.
+
+    Available: roulette-european, roulette-american. (Baccarat, blackjack, sic bo and
+    High Card Flush have no engine yet.)
+    """
+    from ledger.games.roulette import house_edge
+
+    if game not in HOUSE_EDGE_GAMES:
+        _fail(as_json, f"no engine for {game!r} yet; available: {', '.join(HOUSE_EDGE_GAMES)}", EXIT_USAGE)
+    _, wheel = HOUSE_EDGE_GAMES[game]
+    edges = house_edge(wheel)
+    data = {"game": game, "method": "exact enumeration of equally likely pockets",
+            "bets": {b: {"pays": e["pays"], "edge": float(e["edge"]), "edge_exact": str(e["edge"])} for b, e in edges.items()}}
+    text = [f"{game}: house edge by bet (exact enumeration)"]
+    text += [f"  {b:<12} pays {e['pays']:>3} to 1   edge {float(e['edge']) * 100:.4f}%  ({e['edge']})" for b, e in edges.items()]
+    _emit(as_json, data, "\n".join(text))
+
+
 # --- sample producer -------------------------------------------------------------------
 
 @main.command()

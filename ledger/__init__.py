@@ -9,3 +9,5 @@ The stable entry points:
 - ``ledger.checkpoints``: signed checkpoints, inclusion and consistency proofs.
 - ``ledger.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
 """
+
+import ledger.games  # noqa: E402,F401  (registers the game engines and their event kinds)

@@ -6,7 +6,9 @@ payload, stream type) -> hash (recomputed from the canonical body) -> chain (seq
 the next of its stream, ``prev`` is the hash of the previous event) -> key (known,
 belongs to the actor, valid at ``at``: not before ``valid_from``, not rotated out, not
 revoked) -> role (the key's role may sign the kind) -> signature -> stream rules
-(``ledger.streams``, ``ledger.keyring``).
+(``ledger.streams``, ``ledger.keyring``) -> game rules (the round's engine in
+``ledger.games`` judges every game event and every settlement, and a round closes
+"complete" only when its engine says it is finished).
 
 Any refused event refuses the whole batch and nothing is stored. A batch whose every
 event is already stored, byte for byte, is a duplicate: reported, not stored again.
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
+from ledger.games import ENGINES, Engine, RuleViolation
 from ledger.keyring import KeyRing
 from ledger.kinds import KEYRING_STREAM
 from ledger.store import ConflictError, Store
@@ -83,6 +86,7 @@ class _BatchState:
         self.store = store
         self.heads: dict[str, SignedEvent | None] = {}
         self.pending: dict[tuple[str, int], SignedEvent] = {}
+        self.rounds = {}
 
     def prefetch(self, events: list[SignedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
@@ -104,6 +108,42 @@ class _BatchState:
     def advance(self, ev: SignedEvent) -> None:
         self.heads[ev.stream] = ev
         self.pending[(ev.stream, ev.seq)] = ev
+
+    # rounds: (game, engine or None, engine state) as of the accepted events
+    rounds: dict[str, tuple[str, Engine | None, Any]]
+
+    def round(self, stream: str) -> tuple[str, Engine | None, Any]:
+        if stream not in self.rounds:
+            stored = self.store.stream_events(stream)
+            if not stored:  # its round.open is in this batch and was refused
+                raise RuleViolation(f"{stream} has no accepted round.open")
+            game, engine, st = _round_start(stored[0])
+            for ev in stored[1:]:
+                if engine is not None and ev.kind in engine.kinds:
+                    st = engine.apply(st, ev.kind, ev.payload)
+            self.rounds[stream] = (game, engine, st)
+        return self.rounds[stream]
+
+    def judge_round(self, ev: SignedEvent) -> tuple[str, Engine | None, Any]:
+        """The round's state after ``ev``, or EventError; the caller commits it."""
+        if ev.kind == "round.open.v1":
+            return _round_start(ev)
+        game, engine, st = self.round(ev.stream)
+        if ev.kind == "round.close.v1":
+            if engine is not None and ev.payload["status"] == "complete":
+                problem = engine.close_problem(st)
+                if problem:
+                    raise RuleViolation(f"the round cannot close complete: {problem}")
+            return game, engine, st
+        if engine is None or ev.kind not in engine.kinds:
+            raise RuleViolation(f"{ev.kind} is not an event of a {game} round")
+        return game, engine, engine.apply(st, ev.kind, ev.payload)
+
+
+def _round_start(ev: SignedEvent) -> tuple[str, Engine | None, Any]:
+    game = ev.payload["game"]
+    engine = ENGINES.get(game)
+    return game, engine, engine.start(ev.payload["rules"]) if engine else None
 
 
 def _where(obj: Any) -> tuple[str | None, int | None]:
@@ -173,10 +213,15 @@ def check_batch(
             state.advance(ev)  # the chain holds: judge later events on their own merits
             entry = ring.authorize(ev)
             ev.check_signature(entry.verifier)
+            round_after = None
             if ev.stream == KEYRING_STREAM:
                 ring.apply(ev)
             else:
                 check_lifecycle(ev, head, state.head)
+                if ev.stream.startswith("round:"):
+                    round_after = state.judge_round(ev)
+            if round_after is not None:
+                state.rounds[ev.stream] = round_after
         except EventError as exc:
             rejections.append(Rejection(no, ev.stream, ev.seq, exc.check, exc.reason))
             if exc.check in ("schema", "hash", "chain"):

@@ -1,0 +1,56 @@
+"""Game engines: pure state machines, no I/O (DESIGN.md "Games").
+
+Each engine judges the events of one round of its game::
+
+    state = engine.start(rules)                 # from round.open's house options
+    state = engine.apply(state, kind, payload)  # each game event, or RuleViolation
+    engine.close_problem(state)                 # None when round.close "complete" may follow
+
+The same code validates at ingest and re-derives at replay, so a replay is a proof, not
+a re-telling. States are immutable values: ``apply`` returns a new one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ledger.events import EventError
+
+
+class RuleViolation(EventError):
+    """An event the game's rules do not allow now; the reason cites the rule."""
+
+    def __init__(self, reason: str):
+        super().__init__("rule", reason)
+
+
+class Engine(Protocol):
+    game: str
+    kinds: frozenset[str]
+
+    def start(self, rules: dict[str, Any]) -> Any: ...
+
+    def apply(self, state: Any, kind: str, payload: dict[str, Any]) -> Any: ...
+
+    def close_problem(self, state: Any) -> str | None: ...
+
+
+ENGINES: dict[str, Engine] = {}
+
+
+def register_engine(engine: Engine) -> None:
+    if engine.game in ENGINES:
+        raise ValueError(f"an engine for {engine.game} is already registered")
+    ENGINES[engine.game] = engine
+
+
+def engine_for_kind(kind: str) -> Engine | None:
+    for engine in ENGINES.values():
+        if kind in engine.kinds:
+            return engine
+    return None
+
+
+from ledger.games import roulette as _roulette  # noqa: E402  (registers itself)
+
+__all__ = ["ENGINES", "Engine", "RuleViolation", "engine_for_kind", "register_engine", "_roulette"]
