@@ -365,6 +365,37 @@ def proof_check_consistency(proof_file: str, old_note: str, new_note: str, vkey:
           f"OK: the {new.size}-event log extends the {old.size}-event log unchanged")
 
 
+# --- replay ---------------------------------------------------------------------------
+
+@main.command()
+@click.argument("round_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def replay(c: Context, round_id: str, as_json: bool) -> None:
+    """Replay ROUND_ID step by step through its game engine; exit 1 on any difference."""
+    from projections.replay import ReplayError, replay_round
+
+    with _Guard(as_json), c.open() as store:
+        try:
+            rep = replay_round(store, round_id)
+        except ReplayError as exc:
+            _fail(as_json, str(exc), EXIT_USAGE)
+    lines = [f"{rep.round}  {rep.game} at table {rep.table}  rules {json.dumps(rep.rules, sort_keys=True)}"]
+    if not rep.engine:
+        lines.append(f"  (no {rep.game} engine yet: events are checked for signatures only)")
+    for s in rep.steps:
+        body = json.dumps(s.payload, sort_keys=True, separators=(",", ":"))
+        lines.append(f"  {s.seq:>3} {s.at} {s.actor:<16} {s.kind:<26} {body}")
+        if s.problem:
+            lines.append(f"      !! {s.problem}")
+    if rep.outcome is not None:
+        lines.append(f"derived outcome: {json.dumps(rep.outcome, sort_keys=True)}")
+    lines.append("OK: the recorded round agrees with the engine" if rep.ok
+                 else f"DIFFERS at seq {rep.differences[0]['seq']}: {rep.differences[0]['reason']}")
+    _emit(as_json, rep.to_json(), "\n".join(lines))
+    sys.exit(EXIT_OK if rep.ok else EXIT_FAILED)
+
+
 # --- game rules ----------------------------------------------------------------------
 
 HOUSE_EDGE_GAMES = {"roulette-european": ("roulette", "european"), "roulette-american": ("roulette", "american")}

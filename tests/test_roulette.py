@@ -229,3 +229,37 @@ def test_cli_house_edge_json_matches_the_published_values() -> None:
     assert round(data["bets"]["straight"]["edge"], 6) == 0.052632
     missing = CliRunner().invoke(main, ["rules", "house-edge", "baccarat"])
     assert missing.exit_code == 2 and "no engine for 'baccarat' yet" in missing.stderr
+
+
+def test_replay_rederives_the_round_and_names_a_changed_payout(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]
+    """Replay walks the stored round through the engine; a payout the engine disagrees
+    with (a rules change, or a row rewritten and re-signed by a compromised dealer key)
+    is named with its seq and replay exits 1."""
+    import json
+
+    from click.testing import CliRunner
+
+    from cli.main import main
+    from ledger.events import sign_event
+    from tests.conftest import execute_sql
+
+    assert ingest(ledger.store, _spin(ledger, wheel_table).lines()).status == "stored"
+    res = CliRunner().invoke(main, ledger.cli_args() + ["replay", "R1-1", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert [s["kind"] for s in data["steps"]][:2] == ["round.open.v1", "roulette.bet.v1"]
+    assert data["outcome"]["pocket"] == "17"
+    assert [(x["bet"], x["outcome"], x["paid"]) for x in data["outcome"]["settlements"]] == [(1, "win", 3600), (2, "lose", 0)]
+    assert data["steps"][4]["state"]["betting_open"] is False
+
+    old = ledger.store.event_at("round:R1-1", 6)
+    forged = sign_event(wheel_table, stream=old.stream, seq=6, kind=old.kind,
+                        payload={"bet": 1, "outcome": "win", "paid": 36000}, prev=old.prev, at=old.at)
+    col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    nid = next(r.notification_id for r in ledger.store.rows() if (r.stream, r.seq) == ("round:R1-1", 6))
+    execute_sql(ledger.store, f"UPDATE {ledger.store.events_table} SET state=? WHERE {col}=?", (forged.encoded(), nid))
+    res = CliRunner().invoke(main, ledger.cli_args() + ["replay", "round:R1-1"])
+    assert res.exit_code == 1
+    assert "DIFFERS at seq 6" in res.output and "the engine pays win 3600, the event says win 36000" in res.output
+    missing = CliRunner().invoke(main, ledger.cli_args() + ["replay", "nope"])
+    assert missing.exit_code == 2 and "no round round:nope" in missing.stderr

@@ -5,6 +5,8 @@ Each engine judges the events of one round of its game::
     state = engine.start(rules)                 # from round.open's house options
     state = engine.apply(state, kind, payload)  # each game event, or RuleViolation
     engine.close_problem(state)                 # None when round.close "complete" may follow
+    engine.snapshot(state)                      # the state as JSON-able data (replay steps)
+    engine.outcome(state)                       # the result the engine derives (replay)
 
 The same code validates at ingest and re-derives at replay, so a replay is a proof, not
 a re-telling. States are immutable values: ``apply`` returns a new one.
@@ -33,6 +35,10 @@ class Engine(Protocol):
     def apply(self, state: Any, kind: str, payload: dict[str, Any]) -> Any: ...
 
     def close_problem(self, state: Any) -> str | None: ...
+
+    def snapshot(self, state: Any) -> dict[str, Any]: ...
+
+    def outcome(self, state: Any) -> dict[str, Any]: ...
 
 
 ENGINES: dict[str, Engine] = {}

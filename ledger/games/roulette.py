@@ -250,6 +250,26 @@ class RouletteEngine:
         return None
 
 
+    def snapshot(self, state: RouletteState) -> dict[str, Any]:
+        return {
+            "wheel": state.wheel,
+            "betting_open": state.betting_open,
+            "bets": [{"bet": i, "player": w.player, "type": w.bet, "covers": sorted(w.covers, key=_sort_key),
+                      "amount": w.amount} for i, w in enumerate(state.wagers, start=1)],
+            "pocket": state.pocket,
+            "settled": sorted(state.settled),
+        }
+
+    def outcome(self, state: RouletteState) -> dict[str, Any]:
+        if state.pocket is None:
+            return {"pocket": None, "settlements": []}
+        rows = []
+        for i, w in enumerate(state.wagers, start=1):
+            outcome, paid = settlement(state, i)
+            rows.append({"bet": i, "player": w.player, "outcome": outcome, "paid": paid, "staked": w.amount})
+        return {"pocket": state.pocket, "settlements": rows}
+
+
 def _sort_key(p: str) -> tuple[int, int]:
     return (0, -1) if p == "00" else (1, int(p))
 
