@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import multiprocessing
 import os
@@ -39,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from eventsourcing.application import Application  # noqa: E402
 from eventsourcing.domain import Aggregate, event  # noqa: E402
 
+from ledger.games.baccarat import coup_events  # noqa: E402
+from ledger.games.cards import deck  # noqa: E402
 from ledger.house import PublicDir, create_key, init_ledger  # noqa: E402
 from ledger.ingest import ingest_lines  # noqa: E402
 from ledger.keys import KeyDirectory, Signer  # noqa: E402
@@ -61,10 +64,20 @@ def _build_batches(store: Store, keys: KeyDirectory, n_events: int) -> list[list
         b.add(floor, f"table:T{t}", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
     batches.append(b.lines())
     b = BatchBuilder(store.head)  # one builder: accounts recur across batches
+    shoe: list[str] = []
+    rng = random.Random(7)
+    rules = {"decks": 8, "commission_bp": 500}
     r = 0
     while len(b.events) < n_events:
+        if len(shoe) < 14:  # reshuffle (the cut card's place is not modelled here)
+            shoe = [c for _ in range(8) for c in deck()]
+            rng.shuffle(shoe)
         rid = f"round:T{r % 4}-{r:08d}"
-        b.add(dealer, rid, "round.open.v1", {"table": f"T{r % 4}", "game": "baccarat", "rules": {"decks": 8, "commission_bp": 500}})
+        b.add(dealer, rid, "round.open.v1", {"table": f"T{r % 4}", "game": "baccarat", "rules": rules})
+        cards = iter(shoe)
+        for kind, payload in coup_events([(f"P{r % 97}", "banker", 1000), (f"P{(r + 1) % 97}", "player", 500)], cards, rules):
+            b.add(dealer, rid, kind, payload)
+        shoe = list(cards)
         b.add(dealer, rid, "round.close.v1", {"status": "complete"})
         if r % 10 == 0:
             b.add(cage, f"account:P{r % 97}", "cash.deposit.v1", {"amount": 5000 + r, "currency": "EUR", "method": "card", "reference": f"d{r}"})

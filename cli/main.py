@@ -398,7 +398,11 @@ def replay(c: Context, round_id: str, as_json: bool) -> None:
 
 # --- game rules ----------------------------------------------------------------------
 
-HOUSE_EDGE_GAMES = {"roulette-european": ("roulette", "european"), "roulette-american": ("roulette", "american")}
+HOUSE_EDGE_GAMES = {
+    "baccarat": "exact enumeration of every card sequence of a full 8-deck shoe",
+    "roulette-european": "exact enumeration of equally likely pockets",
+    "roulette-american": "exact enumeration of equally likely pockets",
+}
 
 
 @main.group()
@@ -412,19 +416,18 @@ def rules() -> None:
 def rules_house_edge(game: str, as_json: bool) -> None:
     """Exact house edge of every bet of GAME, by enumeration over the engine's outcomes.
 
-    Available: roulette-european, roulette-american. (Baccarat, blackjack, sic bo and
-    High Card Flush have no engine yet.)
+    Available: baccarat (the seed's house options), roulette-european,
+    roulette-american. Blackjack, sic bo and High Card Flush have no engine yet.
     """
-    from ledger.games.roulette import house_edge
+    from ledger.games import baccarat, roulette
 
     if game not in HOUSE_EDGE_GAMES:
         _fail(as_json, f"no engine for {game!r} yet; available: {', '.join(HOUSE_EDGE_GAMES)}", EXIT_USAGE)
-    _, wheel = HOUSE_EDGE_GAMES[game]
-    edges = house_edge(wheel)
-    data = {"game": game, "method": "exact enumeration of equally likely pockets",
+    edges = baccarat.house_edge() if game == "baccarat" else roulette.house_edge(game.split("-")[1])
+    data = {"game": game, "method": HOUSE_EDGE_GAMES[game],
             "bets": {b: {"pays": e["pays"], "edge": float(e["edge"]), "edge_exact": str(e["edge"])} for b, e in edges.items()}}
-    text = [f"{game}: house edge by bet (exact enumeration)"]
-    text += [f"  {b:<12} pays {e['pays']:>3} to 1   edge {float(e['edge']) * 100:.4f}%  ({e['edge']})" for b, e in edges.items()]
+    text = [f"{game}: house edge by bet ({HOUSE_EDGE_GAMES[game]})"]
+    text += [f"  {b:<12} pays {e['pays']:>4} to 1   edge {float(e['edge']) * 100:.4f}%" for b, e in edges.items()]
     _emit(as_json, data, "\n".join(text))
 
 

@@ -1,11 +1,16 @@
 """A small, realistic signed batch built through the producer SDK (for the README and
 tests): a floor supervisor opens a baccarat table, the cage takes deposits, the dealer
-opens and closes rounds, the cage pays a withdrawal."""
+deals whole coups from a shuffled 8-deck shoe (bets, cards by the tableau, settlements
+as the engine derives them), the cage pays a withdrawal."""
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timezone
 from pathlib import Path
+
+from ledger.games.baccarat import coup_events
+from ledger.games.cards import deck
 
 from ledger.house import create_key
 from ledger.ingest import load_keyring
@@ -36,11 +41,17 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
         batch.add(cage, f"account:{player}", "cash.deposit.v1",
                   {"amount": 50_000, "currency": "EUR", "method": "card", "reference": f"dep-{player}"})
     base = store.max_notification_id()
+    shoe = [c for _ in range(8) for c in deck()]
+    random.Random(base).shuffle(shoe)  # a sample, not an RNG of record (that is the RNG service's)
+    cards = iter(shoe)
+    rules = {"decks": 8, "commission_bp": 500, "tie_pays": 8, "commission_rounding": "down"}
     for i in range(rounds):
-        rid = f"{table}-{base + i + 1:06d}"
-        batch.add(dealer, f"round:{rid}", "round.open.v1",
-                  {"table": table, "game": "baccarat", "rules": {"decks": 8, "banker_commission_pct": 5}})
-        batch.add(dealer, f"round:{rid}", "round.close.v1", {"status": "complete"})
+        rid = f"round:{table}-{base + i + 1:06d}"
+        batch.add(dealer, rid, "round.open.v1", {"table": table, "game": "baccarat", "rules": rules})
+        bets = [("P001", "banker", 1_000 + 10 * i), ("P002", "player", 500), ("P002", "tie", 100)]
+        for kind, payload in coup_events(bets, cards, rules):
+            batch.add(dealer, rid, kind, payload)
+        batch.add(dealer, rid, "round.close.v1", {"status": "complete"})
     batch.add(cage, "account:P001", "cash.withdrawal.v1",
               {"amount": 20_000, "currency": "EUR", "method": "bank", "reference": "wd-P001"})
     batch.write_jsonl(output)

@@ -57,6 +57,7 @@ def engine_for_kind(kind: str) -> Engine | None:
     return None
 
 
-from ledger.games import roulette as _roulette  # noqa: E402  (registers itself)
+from ledger.games import baccarat as _baccarat  # noqa: E402  (each registers itself)
+from ledger.games import roulette as _roulette  # noqa: E402
 
-__all__ = ["ENGINES", "Engine", "RuleViolation", "engine_for_kind", "register_engine", "_roulette"]
+__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "engine_for_kind", "register_engine"]
