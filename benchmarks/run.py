@@ -5,7 +5,8 @@ baseline measured in the same run on the same machine.
 
 Figures (issue 2):
 - ingest_<backend>_events_per_s: ``ingest_lines`` (parse, schema, hash, chain, key,
-  signature, rules, one atomic append per batch) of realistic events, one process.
+  signature, game rules, one atomic append per batch) of realistic events (whole
+  baccarat coups, deposits), batch after batch, one process.
 - baseline_es_insert_<backend>_events_per_s: eventsourcing's own ``Application.save``
   of the same events, unsigned, same batch size (library mapper and JSON transcoder).
 - baseline_ed25519_verify_per_s_1core / _all_cores: a bare ``cryptography`` verify loop.

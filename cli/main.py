@@ -193,20 +193,39 @@ def keys_list(c: Context, as_json: bool) -> None:
 
 @main.command()
 @click.argument("file", type=click.File("rb"))
+@click.option("--batch-size", type=click.IntRange(1, 200_000), default=None,
+              help="Split FILE into consecutive atomic batches of this many lines (bulk loads). "
+                   "Default: the whole file is one batch.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def ingest(c: Context, file: Any, as_json: bool) -> None:
-    """Check and append a JSONL batch of signed events, all or nothing."""
-    from ledger.ingest import ingest_lines
+def ingest(c: Context, file: Any, batch_size: int | None, as_json: bool) -> None:
+    """Check and append a JSONL batch of signed events, all or nothing.
+
+    With --batch-size, each batch is all or nothing; the run stops at the first batch
+    that is not stored, and the batches before it stay stored.
+    """
+    from ledger.ingest import ingest_batches, ingest_lines
 
     with _Guard(as_json), c.open() as store:
-        report = ingest_lines(store, file)
-    text = [report.message]
-    text += [f"  {r}" for r in report.rejections]
-    _emit(as_json, report.to_json(), "\n".join(text))
-    if report.status == "conflict":
+        if batch_size is None:
+            reports = [ingest_lines(store, file)]
+        else:
+            lines = file.readlines()
+            reports = ingest_batches(store, (lines[i:i + batch_size] for i in range(0, len(lines), batch_size)))
+    last = reports[-1]
+    if batch_size is None:
+        _emit(as_json, last.to_json(), "\n".join([last.message] + [f"  {r}" for r in last.rejections]))
+    else:
+        stored = sum(r.stored for r in reports)
+        text = [f"batch {i}: {r.message}" for i, r in enumerate(reports, start=1)]
+        text += [f"  {r}" for r in last.rejections]
+        _emit(as_json, {"ok": all(r.ok for r in reports), "stored": stored,
+                        "batches": [r.to_json() for r in reports]}, "\n".join(text))
+    if last.status == "conflict":
         sys.exit(EXIT_CONFLICT)
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    if last.status == "failed":
+        sys.exit(EXIT_STORE)
+    sys.exit(EXIT_OK if all(r.ok for r in reports) else EXIT_FAILED)
 
 
 @main.command()
