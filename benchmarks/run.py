@@ -3,7 +3,9 @@ baseline measured in the same run on the same machine.
 
     python benchmarks/run.py [--quick] --json
 
-Figures (issue 2):
+Figures (issue 2), for two workloads (``WORKLOADS``): ``ledger`` is issue 2's own event
+kinds, ``baccarat`` adds the game engine's judgement of every bet, card and settlement
+(figure names carry ``baccarat_``):
 - ingest_<backend>_events_per_s: ``ingest_lines`` (parse, schema, hash, chain, key,
   signature, game rules, one atomic append per batch) of realistic events (whole
   baccarat coups, deposits), batch after batch, one process.
@@ -54,15 +56,22 @@ PG_BASE = os.environ.get("PITBOSS_BENCH_PG", "postgresql://postgres@127.0.0.1:54
 BATCH = 1000
 
 
-def _build_batches(store: Store, keys: KeyDirectory, n_events: int) -> list[list[str]]:
-    """Tables opened, then rounds of 2 events and cash movements, signed for real."""
+WORKLOADS = {
+    "ledger": "issue 2's own kinds: rounds that open and close (a game with no engine) and deposits",
+    "baccarat": "whole baccarat coups (bets, cards, settlements judged by the engine) and deposits",
+}
+
+
+def _build_batches(store: Store, keys: KeyDirectory, n_events: int, workload: str = "baccarat") -> list[list[str]]:
+    """Tables opened, then rounds and cash movements, signed for real (see WORKLOADS)."""
     floor = create_key(store, keys, "floor:bench", "floor")
     dealer = create_key(store, keys, "dealer:bench", "dealer")
     cage = create_key(store, keys, "cage:bench", "cage")
     batches: list[list[str]] = []
     b = BatchBuilder(store.head)
+    game = "baccarat" if workload == "baccarat" else "dragon-tiger"
     for t in range(4):
-        b.add(floor, f"table:T{t}", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
+        b.add(floor, f"table:T{t}", "table.open.v1", {"game": game, "seats": 7, "currency": "EUR"})
     batches.append(b.lines())
     b = BatchBuilder(store.head)  # one builder: accounts recur across batches
     shoe: list[str] = []
@@ -74,11 +83,12 @@ def _build_batches(store: Store, keys: KeyDirectory, n_events: int) -> list[list
             shoe = [c for _ in range(8) for c in deck()]
             rng.shuffle(shoe)
         rid = f"round:T{r % 4}-{r:08d}"
-        b.add(dealer, rid, "round.open.v1", {"table": f"T{r % 4}", "game": "baccarat", "rules": rules})
-        cards = iter(shoe)
-        for kind, payload in coup_events([(f"P{r % 97}", "banker", 1000), (f"P{(r + 1) % 97}", "player", 500)], cards, rules):
-            b.add(dealer, rid, kind, payload)
-        shoe = list(cards)
+        b.add(dealer, rid, "round.open.v1", {"table": f"T{r % 4}", "game": game, "rules": rules})
+        if workload == "baccarat":
+            cards = iter(shoe)
+            for kind, payload in coup_events([(f"P{r % 97}", "banker", 1000), (f"P{(r + 1) % 97}", "player", 500)], cards, rules):
+                b.add(dealer, rid, kind, payload)
+            shoe = list(cards)
         b.add(dealer, rid, "round.close.v1", {"status": "complete"})
         if r % 10 == 0:
             b.add(cage, f"account:P{r % 97}", "cash.deposit.v1", {"amount": 5000 + r, "currency": "EUR", "method": "card", "reference": f"d{r}"})
@@ -195,30 +205,36 @@ def main() -> None:
         else:
             out["postgres"] = f"skipped: no server at {PG_BASE}"
         sqlite_store = None
-        for name, url, base_url in backends:
-            note(f"building {n_events} signed events for {name} ...")
-            store, keys = _fresh(url, tmp, name)
-            batches = _build_batches(store, keys, n_events)
-            note(f"ingest on {name} ...")
-            out[f"ingest_{name}_events_per_s"] = round(_ingest_rate(store, batches))
-            note(f"eventsourcing baseline on {name} ...")
-            base_db = DatabaseURL.parse(base_url)
-            if base_db.backend == "postgres":
-                from ledger.store import _ensure_pg_schema
+        out["workloads"] = WORKLOADS
+        for name, url0, base_url0 in backends:
+            for workload in WORKLOADS:
+                prefix = "" if workload == "ledger" else f"{workload}_"
+                url = url0.replace("ledger.db", f"{workload}.db").replace("schema=bench_", f"schema=bench_{workload}_")
+                base_url = base_url0.replace("baseline.db", f"baseline-{workload}.db").replace(
+                    "schema=benchbase_", f"schema=benchbase_{workload}_")
+                note(f"building {n_events} signed events ({workload}) for {name} ...")
+                store, keys = _fresh(url, tmp, f"{name}-{workload}")
+                batches = _build_batches(store, keys, n_events, workload)
+                note(f"ingest ({workload}) on {name} ...")
+                out[f"ingest_{prefix}{name}_events_per_s"] = round(_ingest_rate(store, batches))
+                note(f"eventsourcing baseline ({workload}) on {name} ...")
+                base_db = DatabaseURL.parse(base_url)
+                if base_db.backend == "postgres":
+                    from ledger.store import _ensure_pg_schema
 
-                _ensure_pg_schema(base_db)
-            env = base_db.env()
-            env.pop("ORIGINATOR_ID_TYPE")
-            out[f"baseline_es_insert_{name}_events_per_s"] = round(_baseline_es_insert(env, batches))
-            if name == "sqlite":
-                # Verify runs as its own nightly process on a settled file: close (SQLite
-                # checkpoints the WAL when the last connection closes) and reopen.
+                    _ensure_pg_schema(base_db)
+                env = base_db.env()
+                env.pop("ORIGINATOR_ID_TYPE")
+                env.pop("APPLICATION_RECORDER_TOPIC", None)  # the library's own recorder, not ours
+                out[f"baseline_es_insert_{prefix}{name}_events_per_s"] = round(_baseline_es_insert(env, batches))
                 store.close()
-                sqlite_store = Store.open(url)
-            else:
-                store.close()
-                _drop_schema(url)
-                _drop_schema(base_url)
+                if name == "sqlite" and workload == "ledger":
+                    # Verify runs as its own nightly process on a settled file: closing
+                    # (SQLite checkpoints the WAL when the last connection closes), reopening.
+                    sqlite_store = Store.open(url)
+                elif name != "sqlite":
+                    _drop_schema(url)
+                    _drop_schema(base_url)
         rounds = 3 if args.quick else 5
         note(f"verify and bare Ed25519 verify, {rounds} paired rounds ...")
         n_sig = 20_000 if args.quick else 60_000
@@ -247,8 +263,9 @@ def main() -> None:
     ratios: dict[str, float] = {}
     v1 = out["baseline_ed25519_verify_per_s_1core"]
     for name, _, _ in backends:
-        slower = min(out[f"baseline_es_insert_{name}_events_per_s"], v1)
-        ratios[f"ingest_{name}_per_core_vs_slower_baseline"] = round(out[f"ingest_{name}_events_per_s"] / slower, 3)
+        for prefix in ("", "baccarat_"):
+            slower = min(out[f"baseline_es_insert_{prefix}{name}_events_per_s"], v1)
+            ratios[f"ingest_{prefix}{name}_per_core_vs_slower_baseline"] = round(out[f"ingest_{prefix}{name}_events_per_s"] / slower, 3)
     ratios["verify_vs_bare_ed25519_all_cores"] = round(statistics.median(pair), 3)
     ratios["verify_deep_vs_bare_ed25519_all_cores"] = round(statistics.median(pair_deep), 3)
     out["verify_pair_ratios"] = [round(x, 3) for x in pair]
