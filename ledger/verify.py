@@ -104,6 +104,7 @@ class RangeResult:
     first: dict[str, tuple[int, str, int]]  # stream -> (seq, prev, notification id) of its first event here
     last: dict[str, tuple[int, str]]  # stream -> (seq, hash) of its last event here
     problems: list[ProblemRow]
+    starts: list[tuple[str, int]]  # streams whose first event here is seq 1, its link checked here
 
 
 def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None) -> None:
@@ -160,6 +161,7 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     leaves = bytearray()
     first: dict[str, tuple[int, str, int]] = {}
     last: dict[str, tuple[int, str]] = {}
+    starts: list[tuple[str, int]] = []
     out: list[ProblemRow] = []
     for n in rows:
         stream, seq = n.stream, n.seq
@@ -170,7 +172,14 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
         except ValueError:
             leaves += leaf_hash(claimed.encode())
         before = last.get(stream)
-        if before is None:
+        if before is None and seq == 1:
+            # Most streams start here: check the genesis link now and only tell the parent
+            # the stream started (it must not have been seen in an earlier range).
+            starts.append((stream, n.notification_id))
+            problem = _chain_problem(None, seq, prev)
+            if problem:
+                problems.append(problem)
+        elif before is None:
             first[stream] = (seq, prev, n.notification_id)
         else:
             problem = _chain_problem(before, seq, prev)
@@ -178,7 +187,7 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
                 problems.append(problem)
         last[stream] = (max(seq, before[0]) if before else seq, claimed)
         out.extend((c, r, stream, seq, n.notification_id) for c, r in problems)
-    return RangeResult(len(rows), bytes(leaves), first, last, out)
+    return RangeResult(len(rows), bytes(leaves), first, last, out, starts)
 
 
 def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple[str, str] | None:
@@ -304,6 +313,10 @@ def verify_ledger(
     for part in _results(store, ring, max_id, workers, deep):
         for check, reason, stream, seq, nid in part.problems:
             report.add(Problem(check, reason, stream, seq, nid))
+        for stream, nid in part.starts:
+            if stream in heads:
+                report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or repeated",
+                                   stream, 1, nid))
         for stream, (seq, prev, nid) in part.first.items():
             problem = _chain_problem(heads.get(stream), seq, prev)
             if problem:
