@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.application import Application
@@ -171,8 +171,7 @@ class LedgerApplication(Application[str]):
         return LedgerMapper()
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(NamedTuple):
     """One stored event as the database holds it, in notification order."""
 
     notification_id: int

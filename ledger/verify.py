@@ -130,6 +130,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         problems.append(("row", f"row is stored as ({stream}, {seq}, {kind}) but the event says"
                                 f" ({d['stream']}, {d['seq']}, {d['kind']}): rows were swapped or moved"))
     entry = ring.keys.get(key_id)
+    digest = b""
     try:
         if deep:
             parse_event({**d, "hash": claimed, "sig": sig})
@@ -138,6 +139,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         except (ValueError, TypeError) as exc:
             raise EventError("hash", f"cannot hash the stored content: {exc}") from None
         if digest.hex() != claimed:
+            digest = b""
             raise EventError("hash", "content does not match its hash: altered after signing")
         if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
             ring.authorize_fields(key_id, d["actor"], kind, d["at"])
@@ -145,7 +147,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         problems.append((exc.check, exc.reason if exc.check != "key" else f"untrusted: {exc.reason}"))
     if entry is not None:
         try:
-            entry.verifier.verify(bytes.fromhex(sig), bytes.fromhex(claimed))
+            entry.verifier.verify(bytes.fromhex(sig), digest or bytes.fromhex(claimed))
         except (InvalidSignature, ValueError):
             problems.append(("signature", f"bad signature: not made by key {key_id} over this event's hash"))
     prev = d["prev"] if isinstance(d["prev"], str) else ""
@@ -163,10 +165,9 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     last: dict[str, tuple[int, str]] = {}
     starts: list[tuple[str, int]] = []
     out: list[ProblemRow] = []
-    for n in rows:
-        stream, seq = n.stream, n.seq
-        problems: list[tuple[str, str]] = []
-        claimed, prev = _check_row(stream, seq, n.kind, n.state, ring, deep, problems)
+    problems: list[tuple[str, str]] = []  # the current row's, emptied after each row
+    for nid, stream, seq, kind, state in rows:
+        claimed, prev = _check_row(stream, seq, kind, state, ring, deep, problems)
         try:
             leaves += leaf_hash(bytes.fromhex(claimed)) if len(claimed) == 64 else leaf_hash(claimed.encode())
         except ValueError:
@@ -175,18 +176,21 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
         if before is None and seq == 1:
             # Most streams start here: check the genesis link now and only tell the parent
             # the stream started (it must not have been seen in an earlier range).
-            starts.append((stream, n.notification_id))
-            problem = _chain_problem(None, seq, prev)
-            if problem:
-                problems.append(problem)
-        elif before is None:
-            first[stream] = (seq, prev, n.notification_id)
+            starts.append((stream, nid))
+            if prev != GENESIS_PREV:
+                problems.append(("chain", "prev of seq 1 is not the genesis value"))
+            last[stream] = (1, claimed)
         else:
-            problem = _chain_problem(before, seq, prev)
-            if problem:
-                problems.append(problem)
-        last[stream] = (max(seq, before[0]) if before else seq, claimed)
-        out.extend((c, r, stream, seq, n.notification_id) for c, r in problems)
+            if before is None:
+                first[stream] = (seq, prev, nid)
+            else:
+                problem = _chain_problem(before, seq, prev)
+                if problem:
+                    problems.append(problem)
+            last[stream] = (max(seq, before[0]) if before else seq, claimed)
+        if problems:
+            out.extend((c, r, stream, seq, nid) for c, r in problems)
+            problems.clear()
     return RangeResult(len(rows), bytes(leaves), first, last, out, starts)
 
 
