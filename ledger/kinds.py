@@ -144,6 +144,14 @@ class RoundClose(Strict):
     status: Literal["complete", "void"]
 
 
+class EmptyPayload(Strict):
+    """For events whose kind says everything (e.g. "no more bets")."""
+
+
+ROUND_PRODUCERS = ("dealer", "table", "game", "importer")
+"""Who records what happens in a round: live dealer, table device, game server, importer."""
+
+
 # --- the ledger's own checkpoints (stream "ledger:checkpoints") --------------------
 
 class LedgerCheckpoint(Strict):
@@ -191,6 +199,6 @@ register_kind("cash.deposit.v1", CashMovement, "account", ("cage",))
 register_kind("cash.withdrawal.v1", CashMovement, "account", ("cage",))
 register_kind("table.open.v1", TableOpen, "table", ("floor", "table", "game", "importer"))
 register_kind("table.close.v1", TableClose, "table", ("floor", "table", "game", "importer"))
-register_kind("round.open.v1", RoundOpen, "round", ("dealer", "table", "game", "importer"))
-register_kind("round.close.v1", RoundClose, "round", ("dealer", "table", "game", "importer"))
+register_kind("round.open.v1", RoundOpen, "round", ROUND_PRODUCERS)
+register_kind("round.close.v1", RoundClose, "round", ROUND_PRODUCERS)
 register_kind("ledger.checkpoint.v1", LedgerCheckpoint, "ledger", ("ledger",))

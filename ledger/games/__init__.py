@@ -41,6 +41,20 @@ class Engine(Protocol):
     def outcome(self, state: Any) -> dict[str, Any]: ...
 
 
+def check_settle_target(index: int, wagers: int, settled: frozenset[int]) -> None:
+    """A settlement names a recorded bet (1-based) that is not settled yet."""
+    if index > wagers:
+        raise RuleViolation(f"settlement of bet {index}, but the round has {wagers} bets")
+    if index in settled:
+        raise RuleViolation(f"bet {index} is already settled")
+
+
+def unsettled(wagers: int, settled: frozenset[int]) -> str | None:
+    """Why a round with these bets cannot close complete yet, if it cannot."""
+    left = [i for i in range(1, wagers + 1) if i not in settled]
+    return f"bets {left} are not settled" if left else None
+
+
 ENGINES: dict[str, Engine] = {}
 
 
@@ -60,4 +74,5 @@ def engine_for_kind(kind: str) -> Engine | None:
 from ledger.games import baccarat as _baccarat  # noqa: E402  (each registers itself)
 from ledger.games import roulette as _roulette  # noqa: E402
 
-__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "engine_for_kind", "register_engine"]
+__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "check_settle_target", "engine_for_kind",
+           "register_engine", "unsettled"]

@@ -31,9 +31,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, register_engine
+from ledger.games import RuleViolation, check_settle_target, register_engine, unsettled
 from ledger.games.cards import CARD_PATTERN, baccarat_value
-from ledger.kinds import Amount, Ident, Strict, register_kind
+from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
 
 
 class BaccaratRules(Strict):
@@ -49,10 +49,6 @@ class BaccaratBet(Strict):
     amount: Amount
 
 
-class Empty(Strict):
-    pass
-
-
 class BaccaratCard(Strict):
     hand: Literal["player", "banker"]
     card: Annotated[str, Field(pattern=CARD_PATTERN)]
@@ -65,9 +61,9 @@ class BaccaratSettle(Strict):
     commission: Annotated[int, Field(ge=0)]
 
 
-ROLES = ("dealer", "table", "game", "importer")
+ROLES = ROUND_PRODUCERS
 register_kind("baccarat.bet.v1", BaccaratBet, "round", ROLES)
-register_kind("baccarat.no_more_bets.v1", Empty, "round", ROLES)
+register_kind("baccarat.no_more_bets.v1", EmptyPayload, "round", ROLES)
 register_kind("baccarat.card.v1", BaccaratCard, "round", ROLES)
 register_kind("baccarat.settle.v1", BaccaratSettle, "round", ROLES)
 
@@ -195,10 +191,7 @@ class BaccaratEngine:
             if not state.complete:
                 raise RuleViolation("settlement before the coup is complete (000 II 2.1.7)")
             index = payload["bet"]
-            if index > len(state.wagers):
-                raise RuleViolation(f"settlement of bet {index}, but the round has {len(state.wagers)} bets")
-            if index in state.settled:
-                raise RuleViolation(f"bet {index} is already settled")
+            check_settle_target(index, len(state.wagers), state.settled)
             want = settlement(state, index)
             got = (payload["outcome"], payload["paid"], payload["commission"])
             if got != want:
@@ -213,8 +206,7 @@ class BaccaratEngine:
     def close_problem(self, state: BaccaratState) -> str | None:
         if not state.complete:
             return "the coup is not complete"
-        unsettled = [i for i in range(1, len(state.wagers) + 1) if i not in state.settled]
-        return f"bets {unsettled} are not settled" if unsettled else None
+        return unsettled(len(state.wagers), state.settled)
 
     def snapshot(self, state: BaccaratState) -> dict[str, Any]:
         p, b = state.values

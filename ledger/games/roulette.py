@@ -38,8 +38,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, register_engine
-from ledger.kinds import Amount, Ident, Strict, register_kind
+from ledger.games import RuleViolation, check_settle_target, register_engine, unsettled
+from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
 
 RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
 WHEELS = {
@@ -118,10 +118,6 @@ class RouletteBet(Strict):
     amount: Amount
 
 
-class Empty(Strict):
-    pass
-
-
 class RouletteResult(Strict):
     pocket: Annotated[str, Field(pattern=r"^(0|00|[1-9]|[12][0-9]|3[0-6])$")]
     revolutions: Annotated[int, Field(ge=0, le=1000)]
@@ -133,9 +129,9 @@ class RouletteSettle(Strict):
     paid: Annotated[int, Field(ge=0)]
 
 
-ROLES = ("dealer", "table", "game", "importer")
+ROLES = ROUND_PRODUCERS
 register_kind("roulette.bet.v1", RouletteBet, "round", ROLES)
-register_kind("roulette.no_more_bets.v1", Empty, "round", ROLES)
+register_kind("roulette.no_more_bets.v1", EmptyPayload, "round", ROLES)
 register_kind("roulette.result.v1", RouletteResult, "round", ROLES)
 register_kind("roulette.settle.v1", RouletteSettle, "round", ROLES)
 
@@ -216,10 +212,7 @@ class RouletteEngine:
             if state.pocket is None:
                 raise RuleViolation("settlement without a result (000 IV 2.1.3)")
             index = payload["bet"]
-            if index > len(state.wagers):
-                raise RuleViolation(f"settlement of bet {index}, but the round has {len(state.wagers)} bets")
-            if index in state.settled:
-                raise RuleViolation(f"bet {index} is already settled")
+            check_settle_target(index, len(state.wagers), state.settled)
             outcome, paid = settlement(state, index)
             if (payload["outcome"], payload["paid"]) != (outcome, paid):
                 w = state.wagers[index - 1]
@@ -244,10 +237,7 @@ class RouletteEngine:
     def close_problem(self, state: RouletteState) -> str | None:
         if state.pocket is None:
             return "the round has no result"
-        unsettled = [i for i in range(1, len(state.wagers) + 1) if i not in state.settled]
-        if unsettled:
-            return f"bets {unsettled} are not settled"
-        return None
+        return unsettled(len(state.wagers), state.settled)
 
 
     def snapshot(self, state: RouletteState) -> dict[str, Any]:
