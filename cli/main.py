@@ -421,6 +421,7 @@ HOUSE_EDGE_GAMES = {
     "baccarat": "exact enumeration of every card sequence of a full 8-deck shoe",
     "roulette-european": "exact enumeration of equally likely pockets",
     "roulette-american": "exact enumeration of equally likely pockets",
+    "sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)",
 }
 
 
@@ -436,13 +437,18 @@ def rules_house_edge(game: str, as_json: bool) -> None:
     """Exact house edge of every bet of GAME, by enumeration over the engine's outcomes.
 
     Available: baccarat (the seed's house options), roulette-european,
-    roulette-american. Blackjack, sic bo and High Card Flush have no engine yet.
+    roulette-american, sicbo. Blackjack and High Card Flush have no engine yet.
     """
-    from ledger.games import baccarat, roulette
+    from ledger.games import baccarat, roulette, sicbo
 
     if game not in HOUSE_EDGE_GAMES:
         _fail(as_json, f"no engine for {game!r} yet; available: {', '.join(HOUSE_EDGE_GAMES)}", EXIT_USAGE)
-    edges = baccarat.house_edge() if game == "baccarat" else roulette.house_edge(game.split("-")[1])
+    if game == "baccarat":
+        edges = baccarat.house_edge()
+    elif game == "sicbo":
+        edges = sicbo.house_edge()
+    else:
+        edges = roulette.house_edge(game.split("-")[1])
     data = {"game": game, "method": HOUSE_EDGE_GAMES[game],
             "bets": {b: {"pays": e["pays"], "edge": float(e["edge"]), "edge_exact": str(e["edge"])} for b, e in edges.items()}}
     text = [f"{game}: house edge by bet ({HOUSE_EDGE_GAMES[game]})"]

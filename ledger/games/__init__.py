@@ -73,6 +73,7 @@ def engine_for_kind(kind: str) -> Engine | None:
 
 from ledger.games import baccarat as _baccarat  # noqa: E402  (each registers itself)
 from ledger.games import roulette as _roulette  # noqa: E402
+from ledger.games import sicbo as _sicbo  # noqa: E402
 
-__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "check_settle_target", "engine_for_kind",
+__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "_sicbo", "check_settle_target", "engine_for_kind",
            "register_engine", "unsettled"]
