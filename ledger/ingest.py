@@ -52,7 +52,7 @@ class Rejection:
 
 @dataclass
 class IngestReport:
-    status: str  # "stored" | "duplicate" | "rejected" | "conflict" | "failed" | "not-attempted"
+    status: str  # "stored" | "duplicate" | "rejected" | "conflict" | "failed"
     events: int
     stored: int = 0
     first_notification: int | None = None
@@ -86,7 +86,8 @@ class _BatchState:
         self.store = store
         self.heads: dict[str, SignedEvent | None] = {}
         self.pending: dict[tuple[str, int], SignedEvent] = {}
-        self.rounds = {}
+        # round stream -> (game, engine or None, engine state) as of the accepted events
+        self.rounds: dict[str, tuple[str, Engine | None, Any]] = {}
 
     def prefetch(self, events: list[SignedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
@@ -108,9 +109,6 @@ class _BatchState:
     def advance(self, ev: SignedEvent) -> None:
         self.heads[ev.stream] = ev
         self.pending[(ev.stream, ev.seq)] = ev
-
-    # rounds: (game, engine or None, engine state) as of the accepted events
-    rounds: dict[str, tuple[str, Engine | None, Any]]
 
     def round(self, stream: str) -> tuple[str, Engine | None, Any]:
         if stream not in self.rounds:
@@ -238,11 +236,18 @@ def _check_items(
 
 
 def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]]) -> IngestReport:
+    return _ingest(store, items, load_keyring(store), _BatchState(store))
+
+
+def _ingest(
+    store: Store, items: list[tuple[int, SignedEvent | Rejection]], ring: KeyRing, state: _BatchState
+) -> IngestReport:
+    """Check one batch against ``state`` and append it whole, or report why not."""
     started = time.perf_counter()
     n = len(items)
     if n == 0:
         return IngestReport("rejected", 0, message="the batch is empty", rejections=[])
-    events, rejections, replays = check_batch(store, items)
+    events, rejections, replays = _check_items(items, ring, state)
     report = IngestReport("rejected", n)
     if replays == n:
         report.status = "duplicate"
@@ -272,43 +277,22 @@ def ingest_batches(store: Store, batches: Iterable[list[str] | list[bytes]]) -> 
     For files too large to be one transaction (a day's export, an import): each batch is
     checked against the store plus the earlier batches of the run (one key ring and one
     set of stream heads carried through) and appended whole or not at all. The batches
-    before a refused, conflicting or failed one stay stored; later
-    ones are not attempted. (Overlapping a batch's commit with the next one's checks in
-    a thread was measured slower here: both compete for the GIL.)
+    before a refused, conflicting or failed one stay stored; later ones are not
+    attempted. (Overlapping a batch's commit with the next one's checks in a thread was
+    measured slower here: both compete for the GIL.)
     """
     reports: list[IngestReport] = []
     ring = load_keyring(store)
     state = _BatchState(store)
     for lines in batches:
-        started = time.perf_counter()
         items = parse_lines(lines)
-        report = IngestReport("rejected", len(items))
-        reports.append(report)
-        if not items:
-            report.message = "the batch is empty"
-            break
-        events, rejections, replays = _check_items(items, ring, state)
-        if replays == len(items):
-            report.status = "duplicate"
-            report.message = f"all {len(items)} events are already stored; nothing stored again"
-            continue
-        if rejections:
-            report.rejections = rejections
-            report.message = f"{len(rejections)} of {len(items)} events refused; nothing stored"
-            break
         try:
-            ids = store.append(events)
-        except ConflictError as exc:
-            report.status, report.message = "conflict", str(exc)
+            report = _ingest(store, items, ring, state)
+        except StoreError as exc:  # the database failed mid-run (a conflict is reported by _ingest)
+            report = IngestReport("failed", len(items), message=str(exc))
+        reports.append(report)
+        if not report.ok:
             break
-        except StoreError as exc:
-            report.status, report.message = "failed", str(exc)
-            break
-        report.status, report.stored = "stored", len(events)
-        if ids:
-            report.first_notification, report.last_notification = ids[0], ids[-1]
-        report.message = f"stored {len(events)} events"
-        report.seconds = time.perf_counter() - started
     return reports
 
 
