@@ -47,7 +47,7 @@ from ledger.games.baccarat import coup_events  # noqa: E402
 from ledger.games.cards import deck  # noqa: E402
 from ledger.house import PublicDir, create_key, init_ledger  # noqa: E402
 from ledger.ingest import ingest_lines  # noqa: E402
-from ledger.keys import KeyDirectory, Signer  # noqa: E402
+from ledger.keys import KeyDirectory  # noqa: E402
 from ledger.producer import BatchBuilder  # noqa: E402
 from ledger.store import DatabaseURL, Store  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402

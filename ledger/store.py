@@ -285,8 +285,7 @@ class Store:
         return self.recorder.max_notification_id() or 0
 
     def count(self) -> int:
-        table = SQLITE_TABLE if self.url.backend == "sqlite" else f'"{self.url.schema or "public"}".{PG_TABLE}'
-        return int(self.sql_scalar(f"SELECT count(*) FROM {table}"))
+        return int(self.sql_scalar(f"SELECT count(*) FROM {self.events_table}"))
 
     def row_range(self, lo: int, hi: int) -> list[Row]:
         """Stored events with notification ids lo..hi (inclusive), in notification order.

@@ -26,7 +26,6 @@ import gc
 import multiprocessing
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
