@@ -14,6 +14,7 @@ a re-telling. States are immutable values: ``apply`` returns a new one.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ledger.events import EventError
@@ -41,6 +42,13 @@ class Engine(Protocol):
     def outcome(self, state: Any) -> dict[str, Any]: ...
 
 
+def close_betting(state: Any) -> Any:
+    """The state after "no more bets" (a frozen dataclass with ``betting_open``)."""
+    if not state.betting_open:
+        raise RuleViolation("'no more bets' was already called")
+    return replace(state, betting_open=False)
+
+
 def check_settle_target(index: int, wagers: int, settled: frozenset[int]) -> None:
     """A settlement names a recorded bet (1-based) that is not settled yet."""
     if index > wagers:
@@ -64,16 +72,9 @@ def register_engine(engine: Engine) -> None:
     ENGINES[engine.game] = engine
 
 
-def engine_for_kind(kind: str) -> Engine | None:
-    for engine in ENGINES.values():
-        if kind in engine.kinds:
-            return engine
-    return None
-
-
 from ledger.games import baccarat as _baccarat  # noqa: E402  (each registers itself)
 from ledger.games import roulette as _roulette  # noqa: E402
 from ledger.games import sicbo as _sicbo  # noqa: E402
 
-__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "_sicbo", "check_settle_target", "engine_for_kind",
-           "register_engine", "unsettled"]
+__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_roulette", "_sicbo", "check_settle_target",
+           "close_betting", "register_engine", "unsettled"]

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, check_settle_target, register_engine, unsettled
+from ledger.games import RuleViolation, check_settle_target, close_betting, register_engine, unsettled
 from ledger.games.cards import CARD_PATTERN, baccarat_value
 from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
 
@@ -172,9 +172,7 @@ class BaccaratEngine:
                 raise RuleViolation("bet after 'no more bets' (000 II 2.1.6)")
             return replace(state, wagers=state.wagers + (Wager(payload["player"], payload["spot"], payload["amount"]),))
         if kind == "baccarat.no_more_bets.v1":
-            if not state.betting_open:
-                raise RuleViolation("'no more bets' was already called")
-            return replace(state, betting_open=False)
+            return close_betting(state)
         if kind == "baccarat.card.v1":
             if state.betting_open:
                 raise RuleViolation("card drawn before 'no more bets' (000 II 2.1.6)")

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, check_settle_target, register_engine, unsettled
+from ledger.games import RuleViolation, check_settle_target, close_betting, register_engine, unsettled
 from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
 
 RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
@@ -194,9 +194,7 @@ class RouletteEngine:
                 raise RuleViolation("bet after 'no more bets' (000 IV 2.1.1)")
             return replace(state, wagers=state.wagers + (self._wager(state.wheel, payload),))
         if kind == "roulette.no_more_bets.v1":
-            if not state.betting_open:
-                raise RuleViolation("'no more bets' was already called")
-            return replace(state, betting_open=False)
+            return close_betting(state)
         if kind == "roulette.result.v1":
             if state.betting_open:
                 raise RuleViolation("result before 'no more bets' (000 IV 2.1.1)")

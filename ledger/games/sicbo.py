@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, check_settle_target, register_engine, unsettled
+from ledger.games import RuleViolation, check_settle_target, close_betting, register_engine, unsettled
 from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
 
 BETS = ("big", "small", "single", "combination", "double", "total", "any_triple", "triple")
@@ -155,9 +155,7 @@ class SicBoEngine:
             w = Wager(payload["player"], payload["bet"], tuple(payload["target"]), payload["amount"])
             return replace(state, wagers=state.wagers + (w,))
         if kind == "sicbo.no_more_bets.v1":
-            if not state.betting_open:
-                raise RuleViolation("'no more bets' was already called")
-            return replace(state, betting_open=False)
+            return close_betting(state)
         if kind == "sicbo.result.v1":
             if state.betting_open:
                 raise RuleViolation("dice thrown before 'no more bets' (004 大小 ゲームの進行 (3)-(4))")
