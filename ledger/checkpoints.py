@@ -19,7 +19,7 @@ from ledger.house import HouseError, PublicDir, active_signer
 from ledger.ingest import ingest_signed, load_keyring
 from ledger.keys import KeyDirectory
 from ledger.kinds import CHECKPOINT_STREAM
-from ledger.merkle import MerkleTree
+from ledger.merkle import MerkleTree, leaf_hash
 from ledger.note import Checkpoint, sign_note, verifier_key
 from ledger.producer import BatchBuilder
 from ledger.proofs import consistency_proof_text, inclusion_proof_text
@@ -46,8 +46,6 @@ class LeafIndex:
         return cls(hashes, positions, ids)
 
     def tree(self) -> MerkleTree:
-        from ledger.merkle import leaf_hash
-
         return MerkleTree(leaf_hash(h) for h in self.hashes)
 
 
