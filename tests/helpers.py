@@ -45,3 +45,13 @@ def night_batch(store: Store, p: Producers, rounds: int = 3, table: str = "bac-1
 
 def ingest(store: Store, lines: list[str]) -> IngestReport:
     return ingest_lines(store, lines)
+
+
+def open_table(ledger, table: str, game: str, seats: int = 8) -> Signer:  # type: ignore[no-untyped-def]
+    """Register a floor and a dealer key, open ``table`` for ``game``; return the dealer."""
+    floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
+    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
+    b = BatchBuilder(ledger.store.head)
+    b.add(floor, f"table:{table}", "table.open.v1", {"game": game, "seats": seats, "currency": "EUR"})
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    return dealer

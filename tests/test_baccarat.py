@@ -11,10 +11,9 @@ from ledger.games.baccarat import (
     BaccaratEngine, BaccaratRules, banker_draws, commission_for, coup_events, house_edge, next_hand, points,
 )
 from ledger.games.cards import baccarat_value, deck
-from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest
+from tests.helpers import ingest, open_table
 
 ENGINE = BaccaratEngine()
 
@@ -103,12 +102,7 @@ def test_card_before_no_more_bets_is_refused_000_II_2_1_6() -> None:
 
 @pytest.fixture
 def bac_table(ledger):  # type: ignore[no-untyped-def]
-    floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
-    b = BatchBuilder(ledger.store.head)
-    b.add(floor, "table:B1", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
-    assert ingest(ledger.store, b.lines()).status == "stored"
-    return dealer
+    return open_table(ledger, "B1", "baccarat", seats=7)
 
 
 def _coup(ledger, dealer, cards, bets, rid="round:B1-1", tamper=None):  # type: ignore[no-untyped-def]

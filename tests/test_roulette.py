@@ -20,7 +20,7 @@ from ledger.games.roulette import (
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest
+from tests.helpers import ingest, open_table
 
 ENGINE = RouletteEngine()
 
@@ -124,12 +124,7 @@ def test_settlement_matches_exhaustively_on_every_pocket() -> None:
 
 @pytest.fixture
 def wheel_table(ledger):  # type: ignore[no-untyped-def]
-    floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
-    b = BatchBuilder(ledger.store.head)
-    b.add(floor, "table:R1", "table.open.v1", {"game": "roulette", "seats": 8, "currency": "EUR"})
-    assert ingest(ledger.store, b.lines()).status == "stored"
-    return dealer
+    return open_table(ledger, "R1", "roulette")
 
 
 def _spin(ledger, dealer, pocket: str = "17", paid_straight: int = 3600, rid: str = "round:R1-1"):  # type: ignore[no-untyped-def]
@@ -194,10 +189,8 @@ def test_round_spread_over_two_batches_is_judged_from_the_stored_part(ledger, wh
 
 
 def test_roulette_events_on_another_game_are_refused(ledger) -> None:  # type: ignore[no-untyped-def]
-    floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
+    dealer = open_table(ledger, "B1", "baccarat", seats=7)
     b = BatchBuilder(ledger.store.head)
-    b.add(floor, "table:B1", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
     b.add(dealer, "round:B1-1", "round.open.v1", {"table": "B1", "game": "baccarat", "rules": {}})
     b.add(dealer, "round:B1-1", "roulette.bet.v1", {"player": "P1", "bet": "red", "pockets": [], "amount": 1})
     report = ingest(ledger.store, b.lines())

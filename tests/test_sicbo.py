@@ -9,10 +9,9 @@ import pytest
 
 from ledger.games import RuleViolation
 from ledger.games.sicbo import DEFAULT_PAYS, SicBoEngine, house_edge
-from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest
+from tests.helpers import ingest, open_table
 
 ENGINE = SicBoEngine()
 P = Fraction(1, 216)
@@ -77,11 +76,7 @@ def test_bets_without_a_valid_target_are_refused(bet: str, target: list[int]) ->
 
 
 def test_wrong_payout_is_refused_at_ingest_and_nothing_stored(ledger) -> None:  # type: ignore[no-untyped-def]
-    floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
-    b = BatchBuilder(ledger.store.head)
-    b.add(floor, "table:S1", "table.open.v1", {"game": "sicbo", "seats": 8, "currency": "EUR"})
-    assert ingest(ledger.store, b.lines()).status == "stored"
+    dealer = open_table(ledger, "S1", "sicbo")
     before = dump_rows(ledger.store)
     b = BatchBuilder(ledger.store.head)
     rid = "round:S1-1"
