@@ -422,6 +422,9 @@ HOUSE_EDGE_GAMES = {
     "roulette-european": "exact enumeration of equally likely pockets",
     "roulette-american": "exact enumeration of equally likely pockets",
     "sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)",
+    "blackjack": "infinite deck, exact recursion over totals with the best play per total (method per bet)",
+    "high-card-flush": "exact count over all C(52,7) hands of the bonus wagers (Appendix A/B paytables);"
+                       " ante and raise are played against the designated player, not the house",
 }
 
 
@@ -437,9 +440,9 @@ def rules_house_edge(game: str, as_json: bool) -> None:
     """Exact house edge of every bet of GAME, by enumeration over the engine's outcomes.
 
     Available: baccarat (the seed's house options), roulette-european,
-    roulette-american, sicbo. Blackjack and High Card Flush have no engine yet.
+    roulette-american, sicbo, blackjack (infinite deck), high-card-flush (bonus wagers).
     """
-    from ledger.games import baccarat, roulette, sicbo
+    from ledger.games import baccarat, blackjack, high_card_flush, roulette, sicbo
 
     if game not in HOUSE_EDGE_GAMES:
         _fail(as_json, f"no engine for {game!r} yet; available: {', '.join(HOUSE_EDGE_GAMES)}", EXIT_USAGE)
@@ -447,10 +450,15 @@ def rules_house_edge(game: str, as_json: bool) -> None:
         edges = baccarat.house_edge()
     elif game == "sicbo":
         edges = sicbo.house_edge()
+    elif game == "blackjack":
+        edges = blackjack.house_edge()
+    elif game == "high-card-flush":
+        edges = high_card_flush.house_edge()
     else:
         edges = roulette.house_edge(game.split("-")[1])
     data = {"game": game, "method": HOUSE_EDGE_GAMES[game],
-            "bets": {b: {"pays": e["pays"], "edge": float(e["edge"]), "edge_exact": str(e["edge"])} for b, e in edges.items()}}
+            "bets": {b: {**{k: v for k, v in e.items() if k != "edge"}, "edge": float(e["edge"]),
+                         "edge_exact": str(e["edge"])} for b, e in edges.items()}}
     text = [f"{game}: house edge by bet ({HOUSE_EDGE_GAMES[game]})"]
     text += [f"  {b:<12} pays {e['pays']:>4} to 1   edge {float(e['edge']) * 100:.4f}%" for b, e in edges.items()]
     _emit(as_json, data, "\n".join(text))
