@@ -6,9 +6,12 @@ payload, stream type) -> hash (recomputed from the canonical body) -> chain (seq
 the next of its stream, ``prev`` is the hash of the previous event) -> key (known,
 belongs to the actor, valid at ``at``: not before ``valid_from``, not rotated out, not
 revoked) -> role (the key's role may sign the kind) -> signature -> stream rules
-(``ledger.streams``, ``ledger.keyring``) -> game rules (the round's engine in
-``ledger.games`` judges every game event and every settlement, and a round closes
-"complete" only when its engine says it is finished).
+(``ledger.streams``, ``ledger.keyring``) -> procedures (``ledger.equipment``: a live
+round is dealt only from inspected, shuffled, cut and loaded equipment, never after the
+cut card's last hand) -> game rules (``ledger.rounds``: the round's engine in
+``ledger.games`` judges every game event and every settlement, rounds dealt by RNG
+follow commit / reveal with every draw re-derived, and a round closes "complete" only
+when all of that is finished).
 
 Any refused event refuses the whole batch and nothing is stored. A batch whose every
 event is already stored, byte for byte, is a duplicate: reported, not stored again.
@@ -24,13 +27,22 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ledger.canonical import GENESIS_PREV
+from ledger.equipment import (
+    EQUIPMENT_FOR_GAME,
+    EQUIPMENT_TYPES,
+    Equipment,
+    fold,
+    ready_problem,
+)
+from ledger.equipment import apply as apply_equipment
 from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
-from ledger.games import ENGINES, Engine, RuleViolation
+from ledger.games import RuleViolation
 from ledger.keyring import KeyRing
-from ledger.kinds import KEYRING_STREAM
+from ledger.kinds import KEYRING_STREAM, stream_type_of
+from ledger.rounds import RoundState, open_round, step
 from ledger.store import ConflictError, Store, StoreError
 from ledger.streams import check_lifecycle
-from ledger.canonical import GENESIS_PREV
 
 MAX_BATCH_EVENTS = 200_000
 
@@ -82,12 +94,15 @@ def load_keyring(store: Store) -> KeyRing:
 class _BatchState:
     """Stream heads and events as they would be after the accepted part of the batch."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, ring: KeyRing):
         self.store = store
+        self.ring = ring
         self.heads: dict[str, SignedEvent | None] = {}
         self.pending: dict[tuple[str, int], SignedEvent] = {}
-        # round stream -> (game, engine or None, engine state) as of the accepted events
-        self.rounds: dict[str, tuple[str, Engine | None, Any]] = {}
+        # round stream -> its state as of the accepted events (ledger.rounds)
+        self.rounds: dict[str, RoundState] = {}
+        # equipment stream -> its state as of the accepted events (ledger.equipment)
+        self.equipment: dict[str, Equipment] = {}
 
     def prefetch(self, events: list[SignedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
@@ -110,38 +125,68 @@ class _BatchState:
         self.heads[ev.stream] = ev
         self.pending[(ev.stream, ev.seq)] = ev
 
-    def round(self, stream: str) -> tuple[str, Engine | None, Any]:
+    def role_of(self, ev: SignedEvent) -> str:
+        return self.ring.keys[ev.key_id].role
+
+    def round(self, stream: str) -> RoundState:
         if stream not in self.rounds:
             stored = self.store.stream_events(stream)
             if not stored:  # its round.open is in this batch and was refused
                 raise RuleViolation(f"{stream} has no accepted round.open")
-            game, engine, st = _round_start(stored[0])
+            rs = open_round(stored[0])
             for ev in stored[1:]:
-                if engine is not None and ev.kind in engine.kinds:
-                    st = engine.apply(st, ev.kind, ev.payload)
-            self.rounds[stream] = (game, engine, st)
+                if ev.kind != "round.close.v1":
+                    rs = step(rs, ev)
+            self.rounds[stream] = rs
         return self.rounds[stream]
 
-    def judge_round(self, ev: SignedEvent) -> tuple[str, Engine | None, Any]:
+    def judge_round(self, ev: SignedEvent) -> RoundState:
         """The round's state after ``ev``, or EventError; the caller commits it."""
         if ev.kind == "round.open.v1":
-            return _round_start(ev)
-        game, engine, st = self.round(ev.stream)
-        if ev.kind == "round.close.v1":
-            if engine is not None and ev.payload["status"] == "complete":
-                problem = engine.close_problem(st)
-                if problem:
-                    raise RuleViolation(f"the round cannot close complete: {problem}")
-            return game, engine, st
-        if engine is None or ev.kind not in engine.kinds:
-            raise RuleViolation(f"{ev.kind} is not an event of a {game} round")
-        return game, engine, engine.apply(st, ev.kind, ev.payload)
+            self.check_source(ev)
+            return open_round(ev)
+        return step(self.round(ev.stream), ev)
 
+    def check_source(self, ev: SignedEvent) -> None:
+        """round.open names how it is dealt, as its table declares (ledger.equipment)."""
+        table, game = ev.payload["table"], ev.payload["game"]
+        table_open = self.head(f"table:{table}")
+        assert table_open is not None  # check_lifecycle saw it open
+        dealing, source = table_open.payload.get("dealing"), ev.payload.get("source")
+        if dealing is None:
+            if source is not None:
+                raise RuleViolation(f"table {table} declares no dealing procedure, so a round names no source")
+        elif dealing == "rng":
+            if source != "rng":
+                raise RuleViolation(f"table {table} deals by RNG: its rounds name source 'rng'")
+        elif game in EQUIPMENT_FOR_GAME:
+            if source is None or source == "rng":
+                raise RuleViolation(f"table {table} is live: a {game} round names the "
+                                    f"{EQUIPMENT_FOR_GAME[game]} it is dealt from")
+            problem = ready_problem(self.equipment_state(source), source, table, game, table_open.at)
+            if problem:
+                raise RuleViolation(problem)
+        elif source is not None:
+            raise RuleViolation(f"{game} uses no equipment stream; the round names no source")
 
-def _round_start(ev: SignedEvent) -> tuple[str, Engine | None, Any]:
-    game = ev.payload["game"]
-    engine = ENGINES.get(game)
-    return game, engine, engine.start(ev.payload["rules"]) if engine else None
+    def equipment_state(self, stream: str) -> Equipment | None:
+        if stream not in self.equipment:
+            stored = self.store.stream_events(stream)
+            if not stored:
+                return None
+            self.equipment[stream] = fold(stream, stored, self.role_of)
+        return self.equipment[stream]
+
+    def judge_equipment(self, ev: SignedEvent) -> Equipment:
+        eq = self.equipment_state(ev.stream) or Equipment(ev.stream)
+        if ev.kind == "shoe.cut_card.v1":
+            rstream = f"round:{ev.payload['round']}"
+            opening, head = self.event_at(rstream, 1), self.head(rstream)
+            if opening is None or opening.payload.get("source") != ev.stream:
+                raise RuleViolation(f"{rstream} is not a round dealt from {ev.stream}")
+            if head is not None and head.kind == "round.close.v1":
+                raise RuleViolation(f"{rstream} is closed: the cut card comes out during a round (000 II 3.5.4)")
+        return apply_equipment(eq, ev, self.role_of(ev))
 
 
 def _where(obj: Any) -> tuple[str | None, int | None]:
@@ -177,7 +222,8 @@ def check_batch(
     store: Store, items: list[tuple[int, SignedEvent | Rejection]]
 ) -> tuple[list[SignedEvent], list[Rejection], int]:
     """Check parsed items against the store. Returns (events, rejections, replays)."""
-    return _check_items(items, load_keyring(store), _BatchState(store))
+    ring = load_keyring(store)
+    return _check_items(items, ring, _BatchState(store, ring))
 
 
 def _check_items(
@@ -217,15 +263,15 @@ def _check_items(
             state.advance(ev)  # the chain holds: judge later events on their own merits
             entry = ring.authorize(ev)
             ev.check_signature(entry.verifier)
-            round_after = None
             if ev.stream == KEYRING_STREAM:
                 ring.apply(ev)
             else:
                 check_lifecycle(ev, head, state.head)
-                if ev.stream.startswith("round:"):
-                    round_after = state.judge_round(ev)
-            if round_after is not None:
-                state.rounds[ev.stream] = round_after
+                stype = stream_type_of(ev.stream)
+                if stype == "round":
+                    state.rounds[ev.stream] = state.judge_round(ev)
+                elif stype in EQUIPMENT_TYPES:
+                    state.equipment[ev.stream] = state.judge_equipment(ev)
         except EventError as exc:
             rejections.append(Rejection(no, ev.stream, ev.seq, exc.check, exc.reason))
             if exc.check in ("schema", "hash", "chain"):
@@ -236,7 +282,8 @@ def _check_items(
 
 
 def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]]) -> IngestReport:
-    return _ingest(store, items, load_keyring(store), _BatchState(store))
+    ring = load_keyring(store)
+    return _ingest(store, items, ring, _BatchState(store, ring))
 
 
 def _ingest(
@@ -283,7 +330,7 @@ def ingest_batches(store: Store, batches: Iterable[list[str] | list[bytes]]) -> 
     """
     reports: list[IngestReport] = []
     ring = load_keyring(store)
-    state = _BatchState(store)
+    state = _BatchState(store, ring)
     for lines in batches:
         items = parse_lines(lines)
         try:

@@ -126,6 +126,11 @@ class TableOpen(Strict):
     game: Ident
     seats: Annotated[int, Field(ge=1, le=10)]
     currency: Currency
+    dealing: Literal["live", "rng"] | None = None
+    """How the table's rounds are dealt, and so which procedure the ledger enforces:
+    "live" (from inspected equipment, ``ledger.equipment``), "rng" (from a committed
+    seed, ``ledger.rng``); absent for tables whose procedure is not recorded (imported
+    hand histories), where rounds name no source."""
 
 
 class TableClose(Strict):
@@ -138,6 +143,9 @@ class RoundOpen(Strict):
     rules: JsonObject
     """House options in force for this round (DESIGN.md "Games"), recorded so a replay
     years later uses the rules that applied."""
+    source: Annotated[str, Field(pattern=r"^(rng|(shoe|wheel|dice):[A-Za-z0-9._~@/+-]{1,160})$")] | None = None
+    """Where the draws come from: "rng", or the equipment stream (``shoe:S1``) of a
+    live table."""
 
 
 class RoundClose(Strict):

@@ -2,7 +2,8 @@
 
 For regulators (DESIGN.md "Who uses it"): every event of the round is re-checked
 (hash, signature, key and role as at its time) and walked through the game's engine,
-the same code that judged it at ingest. The engine's derived outcome is set beside
+the same code that judged it at ingest (``ledger.rounds``: the engine and, for rounds
+dealt by RNG, the commitment, the reveal and every draw recomputed from the seed). The engine's derived outcome is set beside
 what was recorded; any event the engine does not accept (a settlement that differs
 from the engine's, say, after a rules change) is a difference, named with its seq.
 """
@@ -15,6 +16,8 @@ from typing import Any
 from ledger.events import EventError
 from ledger.games import ENGINES
 from ledger.ingest import load_keyring
+from ledger.rounds import RoundState, derived_draws, open_round
+from ledger.rounds import step as step_round
 from ledger.store import Store
 
 
@@ -44,6 +47,7 @@ class Replay:
     status: str | None = None
     differences: list[dict[str, Any]] = field(default_factory=list)
     engine: bool = True
+    rng: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -67,7 +71,7 @@ def replay_round(store: Store, round_id: str) -> Replay:
     p = opening.payload
     engine = ENGINES.get(p["game"])
     rep = Replay(stream, p["game"], p["table"], p["rules"], engine=engine is not None)
-    state = None
+    rs: RoundState | None = None
     prev = None
     for ev in events:
         step = Step(ev.seq, ev.at, ev.actor, ev.kind, ev.payload)
@@ -81,22 +85,17 @@ def replay_round(store: Store, round_id: str) -> Replay:
             step.problem = f"{exc.check}: {exc.reason}"
             rep.differences.append({"seq": ev.seq, "kind": ev.kind, "reason": step.problem})
         prev = ev
-        if engine is None:
-            continue
+        if ev.kind == "round.close.v1":
+            rep.status = ev.payload["status"]
+        if engine is None or (rs is None and ev.kind != "round.open.v1"):
+            continue  # no engine, or its opening was refused (a difference above)
         try:
-            if ev.kind == "round.open.v1":
-                state = engine.start(ev.payload["rules"])
-            elif ev.kind == "round.close.v1":
-                rep.status = ev.payload["status"]
-                problem = engine.close_problem(state) if rep.status == "complete" else None
-                if problem:
-                    raise EventError("rule", f"closed complete but {problem}")
-            else:
-                state = engine.apply(state, ev.kind, ev.payload)
+            rs = open_round(ev) if ev.kind == "round.open.v1" else step_round(rs, ev)  # type: ignore[arg-type]
         except EventError as exc:
             step.problem = f"{exc.check}: {exc.reason}"
             rep.differences.append({"seq": ev.seq, "kind": ev.kind, "reason": exc.reason})
-        step.state = engine.snapshot(state) if state is not None else None
-    if engine is not None and state is not None:
-        rep.outcome = engine.outcome(state)
+        step.state = engine.snapshot(rs.st) if rs is not None else None
+    if engine is not None and rs is not None:
+        rep.outcome = engine.outcome(rs.st)
+        rep.rng = derived_draws(rs)
     return rep

@@ -7,6 +7,7 @@ Each engine judges the events of one round of its game::
     engine.close_problem(state)                 # None when round.close "complete" may follow
     engine.snapshot(state)                      # the state as JSON-able data (replay steps)
     engine.outcome(state)                       # the result the engine derives (replay)
+    engine.draws(state)                         # (spec, draws so far, complete): ledger.rng
 
 The same code validates at ingest and re-derives at replay, so a replay is a proof, not
 a re-telling. States are immutable values: ``apply`` returns a new one.
@@ -36,6 +37,8 @@ class Engine(Protocol):
     def apply(self, state: Any, kind: str, payload: dict[str, Any]) -> Any: ...
 
     def close_problem(self, state: Any) -> str | None: ...
+
+    def draws(self, state: Any) -> tuple[tuple[Any, ...], list[Any], bool]: ...
 
     def snapshot(self, state: Any) -> dict[str, Any]: ...
 

@@ -206,6 +206,14 @@ class BaccaratEngine:
             return "the coup is not complete"
         return unsettled(len(state.wagers), state.settled)
 
+    def draws(self, state: BaccaratState) -> tuple[tuple[Any, ...], list[Any], bool]:
+        """Cards in shoe order: player, banker, player, banker, then the third cards
+        (player's before banker's, 000 II 3.4.3 and 3.5.1)."""
+        p, b = state.player_cards, state.banker_cards
+        order = [hand[i] for i in range(2) for hand in (p, b) if i < len(hand)]
+        order += list(p[2:]) + list(b[2:])
+        return ("cards", state.rules.decks), order, state.complete
+
     def snapshot(self, state: BaccaratState) -> dict[str, Any]:
         p, b = state.values
         return {

@@ -402,8 +402,8 @@ class BlackjackEngine:
         left = [w for w in wagers(state) if w not in state.settled]
         return f"wagers {left} are not settled" if left else None
 
-    def draws(self, state: BlackjackState) -> tuple[list[Any], bool]:
-        return list(state.dealt), phase(state) == "done"
+    def draws(self, state: BlackjackState) -> tuple[tuple[Any, ...], list[Any], bool]:
+        return ("cards", state.rules.decks), list(state.dealt), phase(state) == "done"
 
     def snapshot(self, state: BlackjackState) -> dict[str, Any]:
         due = next_card(state)

@@ -352,8 +352,8 @@ class HighCardFlushEngine:
         left = [(s, w) for s, rows in settlements(state).items() for w, _, _ in rows if (s, w) not in state.settled]
         return f"wagers {left} are not settled" if left else None
 
-    def draws(self, state: HcfState) -> tuple[list[Any], bool]:
-        return list(state.dealt), dealing_done(state)
+    def draws(self, state: HcfState) -> tuple[tuple[Any, ...], list[Any], bool]:
+        return ("cards", 1), list(state.dealt), dealing_done(state)
 
     def snapshot(self, state: HcfState) -> dict[str, Any]:
         dp = state.designated

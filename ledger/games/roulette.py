@@ -238,6 +238,9 @@ class RouletteEngine:
         return unsettled(len(state.wagers), state.settled)
 
 
+    def draws(self, state: RouletteState) -> tuple[tuple[Any, ...], list[Any], bool]:
+        return ("pockets", state.wheel), [state.pocket] if state.pocket else [], state.pocket is not None
+
     def snapshot(self, state: RouletteState) -> dict[str, Any]:
         return {
             "wheel": state.wheel,

@@ -183,6 +183,9 @@ class SicBoEngine:
             return "the round has no result"
         return unsettled(len(state.wagers), state.settled)
 
+    def draws(self, state: SicBoState) -> tuple[tuple[Any, ...], list[Any], bool]:
+        return ("dice",), list(state.dice or ()), state.dice is not None
+
     def snapshot(self, state: SicBoState) -> dict[str, Any]:
         return {
             "betting_open": state.betting_open,
