@@ -1,10 +1,13 @@
 """A small, realistic signed batch built through the producer SDK (for the README and
-tests): a floor supervisor opens a baccarat table, the cage takes deposits, the dealer
-deals whole coups from a shuffled 8-deck shoe (bets, cards by the tableau, settlements
-as the engine derives them), the cage pays a withdrawal."""
+tests): a floor supervisor opens a live baccarat table, the cage takes deposits, the
+dealer and the pit boss inspect an 8-deck shoe on video, the dealer shuffles, cuts 7
+cards from the back and loads it (ledger.equipment), then deals whole coups from it
+(bets, cards by the tableau, settlements as the engine derives them), announcing the cut
+card's last hand and reshuffling when it comes out; the cage pays a withdrawal."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +20,9 @@ from ledger.ingest import load_keyring
 from ledger.keys import KeyDirectory, Signer
 from ledger.producer import BatchBuilder
 from ledger.store import Store
+from ledger.timeutil import utc_now
+
+CUT_FROM_BACK = 7  # 000 II 3.3.4
 
 
 def producer_signer(store: Store, keys: KeyDirectory, actor: str, role: str) -> Signer:
@@ -35,23 +41,53 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
     batch = BatchBuilder(store.head)
     table = "sample-bac-1"
     head = store.head(f"table:{table}")
-    if head is None or head.kind != "table.open.v1":
-        batch.add(floor, f"table:{table}", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
+    if head is None or head.kind != "table.open.v1" or head.payload.get("dealing") != "live":
+        if head is not None and head.kind == "table.open.v1":
+            batch.add(floor, f"table:{table}", "table.close.v1", {"reason": "reopened as a live table"})
+        batch.add(floor, f"table:{table}", "table.open.v1",
+                  {"game": "baccarat", "seats": 7, "currency": "EUR", "dealing": "live"})
     for player in ("P001", "P002"):
         batch.add(cage, f"account:{player}", "cash.deposit.v1",
                   {"amount": 50_000, "currency": "EUR", "method": "card", "reference": f"dep-{player}"})
     base = store.max_notification_id()
-    shoe = [c for _ in range(8) for c in deck()]
-    random.Random(base).shuffle(shoe)  # a sample, not an RNG of record (that is the RNG service's)
-    cards = iter(shoe)
+    rng = random.Random(base)  # a sample, not an RNG of record (that is the RNG service's)
+    shoe = f"shoe:{table}-{base:06d}"
+
+    def video(what: str) -> dict[str, str]:
+        now = utc_now()
+        return {"camera": "cam-sample-1", "start": now, "end": now,
+                "sha256": hashlib.sha256(f"{shoe} {what} {now}".encode()).hexdigest()}
+
+    for signer in (dealer, floor):  # 000 II 3.1.1-3.1.2: dealer and pit boss, on video
+        batch.add(signer, shoe, "shoe.inspect.v1", {"table": table, "game": "baccarat", "decks": 8,
+                                                   "result": "pass", "video": video("inspect")})
+
+    def prepare() -> list[str]:
+        stack = [c for _ in range(8) for c in deck()]
+        rng.shuffle(stack)
+        batch.add(dealer, shoe, "shoe.shuffle.v1", {"video": video("shuffle")})
+        batch.add(dealer, shoe, "shoe.cut.v1", {"cut_card_from_back": CUT_FROM_BACK, "video": video("cut")})
+        batch.add(dealer, shoe, "shoe.load.v1", {"video": video("load")})
+        return stack
+
+    stack = prepare()
+    dealt = 0
     rules = {"decks": 8, "commission_bp": 500, "tie_pays": 8, "commission_rounding": "down"}
     for i in range(rounds):
         rid = f"round:{table}-{base + i + 1:06d}"
-        batch.add(dealer, rid, "round.open.v1", {"table": table, "game": "baccarat", "rules": rules})
+        batch.add(dealer, rid, "round.open.v1", {"table": table, "game": "baccarat", "rules": rules, "source": shoe})
         bets = [("P001", "banker", 1_000 + 10 * i), ("P002", "player", 500), ("P002", "tie", 100)]
-        for kind, payload in coup_events(bets, cards, rules):
+        cards = iter(stack[dealt:])
+        events = coup_events(bets, cards, rules)
+        for kind, payload in events:
             batch.add(dealer, rid, kind, payload)
+        dealt += sum(1 for kind, _ in events if kind == "baccarat.card.v1")
+        last_hand = dealt >= len(stack) - CUT_FROM_BACK
+        if last_hand:  # 000 II 3.5.4: "last hand before shuffle"
+            batch.add(dealer, shoe, "shoe.cut_card.v1", {"round": rid.split(":", 1)[1]})
         batch.add(dealer, rid, "round.close.v1", {"status": "complete"})
+        if last_hand:  # 000 II 3.2.2: reshuffle at the end of that hand
+            stack, dealt = prepare(), 0
     batch.add(cage, "account:P001", "cash.withdrawal.v1",
               {"amount": 20_000, "currency": "EUR", "method": "bank", "reference": "wd-P001"})
     batch.write_jsonl(output)

@@ -160,8 +160,22 @@ def test_settlement_without_result_is_refused(ledger, wheel_table) -> None:  # t
     b.add(wheel_table, rid, "round.open.v1", {"table": "R1", "game": "roulette", "rules": {"wheel": "european"}})
     b.add(wheel_table, rid, "roulette.bet.v1", {"player": "P1", "bet": "even", "pockets": [], "amount": 10})
     b.add(wheel_table, rid, "roulette.settle.v1", {"bet": 1, "outcome": "lose", "paid": 0})
+    before = dump_rows(ledger.store)
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and "settlement without a result" in report.rejections[0].reason
+    assert dump_rows(ledger.store) == before
+
+
+def test_bet_after_no_more_bets_is_refused_and_nothing_stored_000_IV_2_1_1(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]
+    b = BatchBuilder(ledger.store.head)
+    rid = "round:R1-3"
+    b.add(wheel_table, rid, "round.open.v1", {"table": "R1", "game": "roulette", "rules": {"wheel": "european"}})
+    b.add(wheel_table, rid, "roulette.no_more_bets.v1", {})
+    b.add(wheel_table, rid, "roulette.bet.v1", {"player": "P1", "bet": "red", "pockets": [], "amount": 10})
+    before = dump_rows(ledger.store)
+    report = ingest(ledger.store, b.lines())
+    assert report.status == "rejected" and dump_rows(ledger.store) == before
+    assert (report.rejections[0].seq, report.rejections[0].reason) == (3, "bet after 'no more bets' (000 IV 2.1.1)")
 
 
 def test_round_cannot_close_complete_with_unsettled_bets(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]
