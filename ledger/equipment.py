@@ -23,8 +23,9 @@ refuses the round unless that equipment is ready:
   dealt from this shoe): "last hand before shuffle" (000 II 3.5.4). No later round may
   be dealt from the shoe until it is shuffled, cut and loaded again (000 II 3.2.2).
 
-``wheel:<id>`` (roulette): ``wheel.inspect.v1`` {table, result, video, note} signed by
-the pit boss, covering the wheel, its level, its spin and the ball (000 IV 3.2.1-3.2.4),
+``wheel:<id>`` (roulette): ``wheel.inspect.v1`` {table, tampering, level, spin, ball,
+result, video, note} signed by the pit boss: the wheel, its level, its spin and the ball
+each checked (000 IV 3.2.1-3.2.4),
 recorded after the table's current ``table.open`` ("before the wheel is opened").
 
 ``dice:<id>`` (sic bo): ``dice.inspect.v1`` {table, result, video, note} by the dealer or
@@ -96,13 +97,31 @@ class DeviceInspect(Strict):
     note: Text = ""
 
 
+class WheelInspect(DeviceInspect):
+    """000 IV 3.2: the wheel for tampering (3.2.1), its level (3.2.2), its spin (3.2.3) and
+    the ball's smoothness and roundness (3.2.4), each recorded; ``result`` is "pass"
+    only when all four pass."""
+
+    tampering: Literal["pass", "defective"]
+    level: Literal["pass", "defective"]
+    spin: Literal["pass", "defective"]
+    ball: Literal["pass", "defective"]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WheelInspect:
+        parts = (self.tampering, self.level, self.spin, self.ball)
+        if (self.result == "pass") != all(p == "pass" for p in parts):
+            raise ValueError("result is 'pass' exactly when tampering, level, spin and ball all pass")
+        return self
+
+
 register_kind("shoe.inspect.v1", ShoeInspect, "shoe", ("dealer", "floor"))
 register_kind("shoe.deck_replaced.v1", DeckReplaced, "shoe", ("floor",))
 register_kind("shoe.shuffle.v1", Filmed, "shoe", ("dealer",))
 register_kind("shoe.cut.v1", ShoeCut, "shoe", ("dealer",))
 register_kind("shoe.load.v1", Filmed, "shoe", ("dealer",))
 register_kind("shoe.cut_card.v1", CutCardOut, "shoe", ("dealer", "table"))
-register_kind("wheel.inspect.v1", DeviceInspect, "wheel", ("floor",))
+register_kind("wheel.inspect.v1", WheelInspect, "wheel", ("floor",))
 register_kind("dice.inspect.v1", DeviceInspect, "dice", ("dealer", "floor"))
 
 EQUIPMENT_FOR_GAME = {"baccarat": "shoe", "blackjack": "shoe", "high-card-flush": "shoe",

@@ -150,7 +150,7 @@ def test_dealer_blackjack_beats_21_and_pushes_a_blackjack_III_2_2() -> None:
     assert results(st) == [(1, 1, "main", "lose", 0), (2, 1, "main", "push", 100)]
 
 
-def test_peek_on_ten_option_ends_the_round_before_play() -> None:
+def test_peek_on_ten_option_ends_the_round_before_play_III_3_7() -> None:
     st = deal({"peek": "ace_or_ten"}, {1: 100}, ["7c", "Td", "7h", "As"])
     assert phase(st) == "done" and results(st) == [(1, 1, "main", "lose", 0)]
 
@@ -231,7 +231,7 @@ def test_split_aces_get_one_card_and_21_is_not_blackjack_III_2_7() -> None:
     assert phase(st) == "play"  # may hit again
 
 
-def test_double_after_split_is_an_option() -> None:
+def test_double_after_split_is_an_option_beyond_III_2_6_first_two_cards() -> None:
     st = card(act(deal({}, {1: 100}, ["5c", "9d", "5h", "8s"]), 1, "split"), "6c")
     with pytest.raises(RuleViolation, match="double down is not allowed"):
         act(st, 1, "double", amount=100)
@@ -249,7 +249,7 @@ def test_surrender_returns_half_when_offered_004_5() -> None:
 
 # --- theoretical return ------------------------------------------------------------
 
-def test_house_edge_infinite_deck_is_in_the_published_range() -> None:
+def test_house_edge_infinite_deck_is_in_the_published_range_III_and_004_options() -> None:
     # Infinite deck, S17, double after split, peek on ace and ten, no resplit: published
     # infinite-deck figures put this near 0.5-0.6%; H17 costs the player about 0.2%.
     base = house_edge({"double_after_split": True, "peek": "ace_or_ten"})["main"]["edge"]

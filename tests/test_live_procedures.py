@@ -130,6 +130,10 @@ def test_inspection_needs_a_well_formed_video_reference(ledger, live) -> None:  
     _refused(ledger, live, [("cage",) + inspect(by=("dealer",))[0][1:]], "may not sign kind shoe.inspect.v1")
 
 
+WHEEL_OK = {"table": "LR", "tampering": "pass", "level": "pass", "spin": "pass", "ball": "pass", "result": "pass",
+            "video": VIDEO}
+
+
 def _spin(rid: str, source: str | None) -> list[tuple[str, str, str, dict[str, Any]]]:
     opening: dict[str, Any] = {"table": "LR", "game": "roulette", "rules": {"wheel": "european"}}
     if source:
@@ -144,14 +148,18 @@ def _spin(rid: str, source: str | None) -> list[tuple[str, str, str, dict[str, A
 
 def test_roulette_needs_a_pit_boss_wheel_inspection_000_IV_3_2(ledger, live) -> None:  # type: ignore[no-untyped-def]
     _refused(ledger, live, _spin("round:LR-1", "wheel:W1"), "wheel:W1 has no recorded inspection")
-    check = ("floor", "wheel:W1", "wheel.inspect.v1", {"table": "LR", "result": "pass", "video": VIDEO})
+    check = ("floor", "wheel:W1", "wheel.inspect.v1", WHEEL_OK)
     _refused(ledger, live, [("dealer",) + check[1:]], "may not sign kind wheel.inspect.v1")
     _refused(ledger, live, _spin("round:LR-1", "shoe:S1"), "dealt from a wheel, not from shoe:S1")
+    bad_ball = ("floor", "wheel:W1", "wheel.inspect.v1", dict(WHEEL_OK, ball="defective"))
+    _refused(ledger, live, [bad_ball], "result is 'pass' exactly when tampering, level, spin and ball all pass")
+    failed = ("floor", "wheel:W1", "wheel.inspect.v1", dict(WHEEL_OK, ball="defective", result="defective"))
+    _refused(ledger, live, [failed] + _spin("round:LR-1", "wheel:W1"), "wheel:W1 has no passing inspection")
     _ok(ledger, live, [check] + _spin("round:LR-1", "wheel:W1"))
 
 
 def test_wheel_inspected_before_the_table_opened_is_stale_000_IV_3_2_1(ledger, live) -> None:  # type: ignore[no-untyped-def]
-    check = ("floor", "wheel:W1", "wheel.inspect.v1", {"table": "LR", "result": "pass", "video": VIDEO})
+    check = ("floor", "wheel:W1", "wheel.inspect.v1", WHEEL_OK)
     _ok(ledger, live, [check])
     b = BatchBuilder(ledger.store.head)
     b.add(live["floor"], "table:LR", "table.close.v1", {"reason": "end of shift"})
