@@ -1,0 +1,183 @@
+"""PHH hand histories (uoftcprg/phh-std) to and from ledger events (pure, no I/O).
+
+Reading: a ``.phh`` file is one TOML hand; a ``.phhs`` file holds one hand per TOML table
+``[N]``. ``hand_events`` turns one hand into the rules of its ``round.open`` and the
+round's events, running them through the poker engine as it goes, so a hand that breaks
+the rules or stops before it is over is refused with the reason and the action number.
+
+Amounts: PHH amounts may be decimals (HandHQ's dollars, ``2.50``). Every amount of a hand
+is scaled by the smallest power of ten that makes all of them integers, and the unit is
+recorded in the rules (``"scale": "0.01"``). A starting stack of ``inf`` (the source
+logged none) is imported as ``null``: the engine lets that seat cover every bet and
+replay reports only its net result, never an invented stack.
+
+Action notation: ``d dh pN CARDS`` hole cards, ``d db CARDS`` board, ``pN f`` fold,
+``pN cc`` check or call, ``pN cbr X`` bet or raise to X, ``pN sm CARDS`` show (``pN sm``
+or ``pN sm -`` mucks); text after ``#`` is a comment.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from decimal import Decimal
+from typing import Any
+
+from ledger.games import RuleViolation
+from ledger.games.poker import VARIANTS, PokerEngine, award_events, final_stacks
+
+ENGINE = PokerEngine()
+IDENT_BAD = re.compile(r"[^A-Za-z0-9._~@/+-]")
+
+
+class PhhError(Exception):
+    """A hand that cannot be imported; the message says why."""
+
+
+def load_hands(text: str, multi: bool) -> list[tuple[str | None, dict[str, Any]]]:
+    """[(section or None, hand)] from a .phh (one hand) or .phhs (tables [N]) text."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PhhError(f"not valid TOML: {exc}") from None
+    if not multi:
+        return [(None, doc)]
+    return [(key, value) for key, value in doc.items() if isinstance(value, dict)]
+
+
+def _decimals(x: Any) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise PhhError(f"{x!r} is not an amount")
+    if isinstance(x, float):
+        if math.isinf(x):
+            return 0  # an unrecorded stack: imported as null (see the module docstring)
+        if math.isnan(x):
+            raise PhhError("an amount is nan")
+        exp = Decimal(repr(x)).normalize().as_tuple().exponent
+        return max(0, -int(exp))
+    return 0
+
+
+def _scaled(x: Any, factor: int) -> int:
+    value = Decimal(repr(x)) * factor if isinstance(x, float) else Decimal(x) * factor
+    if value != value.to_integral_value():
+        raise PhhError(f"amount {x} is not a whole number of units")
+    return int(value)
+
+
+def _ident(name: str, seat: int) -> str:
+    ident = IDENT_BAD.sub("_", str(name))[:160]
+    return ident or f"p{seat}"
+
+
+def _cards(text: str) -> list[str]:
+    if text in ("", "-"):
+        return []
+    if len(text) % 2:
+        raise PhhError(f"cards {text!r} are not two characters each")
+    return [text[i:i + 2] for i in range(0, len(text), 2)]
+
+
+def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
+    """(round rules, [(kind, payload)], final engine state) for one PHH hand, or PhhError."""
+    variant = hand.get("variant")
+    if variant not in VARIANTS:
+        raise PhhError(f"variant {variant!r} is not supported yet (supported: {', '.join(sorted(VARIANTS))})")
+    actions = hand.get("actions")
+    stacks = hand.get("starting_stacks")
+    if not isinstance(actions, list) or not isinstance(stacks, list):
+        raise PhhError("a hand needs 'starting_stacks' and 'actions'")
+    n = len(stacks)
+    amounts: list[Any] = list(stacks) + list(hand.get("antes") or []) + list(hand.get("blinds_or_straddles") or [])
+    amounts += [hand[k] for k in ("min_bet", "small_bet", "big_bet") if k in hand]
+    for a in actions:
+        parts = str(a).split("#")[0].split()
+        if len(parts) == 3 and parts[1] == "cbr":
+            try:
+                amounts.append(float(parts[2]) if "." in parts[2] else int(parts[2]))
+            except ValueError:
+                raise PhhError(f"action {a!r}: {parts[2]!r} is not an amount") from None
+    decimals = max(_decimals(x) for x in amounts)
+    factor = 10 ** decimals
+    names = hand.get("players") or [f"p{i + 1}" for i in range(n)]
+    rules: dict[str, Any] = {
+        "variant": variant,
+        "players": [_ident(p, i + 1) for i, p in enumerate(names)],
+        "starting_stacks": [None if isinstance(x, float) and math.isinf(x) else _scaled(x, factor) for x in stacks],
+        "antes": [_scaled(x, factor) for x in hand.get("antes") or [0] * n],
+        "blinds_or_straddles": [_scaled(x, factor) for x in hand.get("blinds_or_straddles") or [0] * n],
+        "ante_trimming": bool(hand.get("ante_trimming_status", False)),
+    }
+    for key in ("min_bet", "small_bet", "big_bet"):
+        if key in hand:
+            rules[key] = _scaled(hand[key], factor)
+    if decimals:
+        rules["scale"] = str(Decimal(1).scaleb(-decimals))
+    try:
+        st = ENGINE.start(rules)
+    except RuleViolation as exc:
+        raise PhhError(exc.reason) from None
+    events: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(kind: str, payload: dict[str, Any], where: str) -> None:
+        nonlocal st
+        try:
+            st = ENGINE.apply(st, kind, payload)
+        except RuleViolation as exc:
+            raise PhhError(f"{where}: {exc.reason}") from None
+        events.append((kind, payload))
+
+    while st.posts_due:
+        seat, typ, amount = st.posts_due[0]
+        emit("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount}, "forced bets")
+    for k, raw in enumerate(actions, start=1):
+        where = f"action {k} {raw!r}"
+        parts = str(raw).split("#")[0].split()
+        if len(parts) < 2:
+            raise PhhError(f"{where}: not an action")
+        actor, verb, rest = parts[0], parts[1], parts[2:]
+        if actor == "d":
+            if verb == "dh" and len(rest) == 2 and re.fullmatch(r"p\d+", rest[0]):
+                emit("poker.deal.v1", {"seat": int(rest[0][1:]), "cards": _cards(rest[1])}, where)
+            elif verb == "db" and len(rest) == 1:
+                emit("poker.deal.v1", {"seat": 0, "cards": _cards(rest[0])}, where)
+            else:
+                raise PhhError(f"{where}: dealer action {verb!r} is not supported for {variant}")
+            continue
+        if not re.fullmatch(r"p\d+", actor) or not 1 <= int(actor[1:]) <= n:
+            raise PhhError(f"{where}: {actor!r} is not a seat of this hand")
+        seat = int(actor[1:])
+        if verb == "f" and not rest:
+            emit("poker.action.v1", {"seat": seat, "action": "fold"}, where)
+        elif verb == "cc" and not rest:
+            i = seat - 1
+            name = "call" if st.phase == "betting" and st.to_call(i) > 0 else "check"
+            emit("poker.action.v1", {"seat": seat, "action": name}, where)
+        elif verb == "cbr" and len(rest) == 1:
+            to = _scaled(float(rest[0]) if "." in rest[0] else int(rest[0]), factor)
+            name = "raise" if st.phase == "betting" and max(st.bets) else "bet"
+            emit("poker.action.v1", {"seat": seat, "action": name, "to": to}, where)
+        elif verb == "sm" and len(rest) <= 1:
+            emit("poker.show.v1", {"seat": seat, "cards": _cards(rest[0] if rest else "")}, where)
+        else:
+            raise PhhError(f"{where}: action {verb!r} is not supported for {variant}")
+    if st.phase == "award":
+        for award in award_events(st):
+            emit("poker.award.v1", award, "award")
+    if st.phase != "done":
+        raise PhhError(f"the history stops before the hand is over (it is in its {st.phase} phase)")
+    return rules, events, st
+
+
+def check_finishing_stacks(hand: dict[str, Any], rules: dict[str, Any], st: Any) -> str | None:
+    """Why the replayed stacks differ from the hand's finishing_stacks, or None."""
+    recorded = hand.get("finishing_stacks")
+    if recorded is None:
+        return None
+    factor = 10 ** (len(rules["scale"].split(".")[1]) if "scale" in rules else 0)
+    want = [_scaled(x, factor) for x in recorded]
+    got = final_stacks(st)
+    if got != want:
+        return f"replayed final stacks {got} differ from the recorded finishing_stacks {want}"
+    return None
