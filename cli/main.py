@@ -405,6 +405,11 @@ def replay(c: Context, round_id: str, as_json: bool) -> None:
     for s in rep.steps:
         body = json.dumps(s.payload, sort_keys=True, separators=(",", ":"))
         lines.append(f"  {s.seq:>3} {s.at} {s.actor:<16} {s.kind:<26} {body}")
+        if s.state and "to_act" in s.state and "board" in s.state:  # poker: the table after the step
+            st = s.state
+            stacks = " ".join(f"s{x['seat']}:{x['stack']}" + ("" if x["in_hand"] else "(out)") for x in st["seats"])
+            lines.append(f"      board {''.join(st['board']) or '-'}  pot {st['pot']}  stacks {stacks}"
+                         f"  to act: {('seat ' + str(st['to_act'])) if st['to_act'] else '-'}")
         if s.problem:
             lines.append(f"      !! {s.problem}")
     if rep.outcome is not None:
@@ -413,6 +418,70 @@ def replay(c: Context, round_id: str, as_json: bool) -> None:
                  else f"DIFFERS at seq {rep.differences[0]['seq']}: {rep.differences[0]['reason']}")
     _emit(as_json, rep.to_json(), "\n".join(lines))
     sys.exit(EXIT_OK if rep.ok else EXIT_FAILED)
+
+
+@main.group("import")
+def import_() -> None:
+    """Bring hand histories written elsewhere into the ledger (signed by an importer key)."""
+
+
+@import_.command("phh")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def import_phh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
+    """Import PHH (.phh) and PHHS (.phhs) hand histories, one round per hand.
+
+    Each hand is judged by the poker engine; a hand that breaks the rules or stops before
+    it is over is refused with the reason, the rest go in. Exit 1 if any hand is refused.
+    """
+    from ledger.phh_import import import_paths
+
+    def progress(done: int) -> None:
+        if not as_json:
+            click.echo(f"  ... {done} hands stored", err=True)
+
+    with _Guard(as_json), c.open() as store:
+        results = import_paths(store, c.keys, paths, progress)
+    errors = [r for r in results if "error" in r]
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            click.echo(f"{r['source']}: " + (f"REFUSED {r['error']}" if "error" in r else
+                                             f"{r['round']}" + (" (already imported)" if r.get("already_imported") else "")))
+        click.echo(f"{len(results) - len(errors)} hands imported or already present, {len(errors)} refused")
+    sys.exit(EXIT_FAILED if errors else EXIT_OK)
+
+
+@main.group()
+def export() -> None:
+    """Write ledger rounds in formats other tools read."""
+
+
+@export.command("phh")
+@click.argument("round_id")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write to this file (default: standard output).")
+@click.pass_obj
+def export_phh(c: Context, round_id: str, output: str | None) -> None:
+    """Write poker round ROUND_ID as a PHH hand (TOML) that pokerkit can load."""
+    from ledger.phh import PhhError
+    from ledger.phh_import import export_round
+
+    stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
+    with _Guard(False), c.open() as store:
+        events = store.stream_events(stream)
+    if not events:
+        _fail(False, f"no round {stream} in the ledger", EXIT_USAGE)
+    try:
+        text = export_round(events)
+    except PhhError as exc:
+        _fail(False, str(exc), EXIT_FAILED)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
 
 
 # --- game rules ----------------------------------------------------------------------

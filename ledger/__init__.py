@@ -10,4 +10,4 @@ The stable entry points:
 - ``ledger.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
 """
 
-import ledger.games  # noqa: E402,F401  (registers the game engines and their event kinds)
+import ledger.games  # noqa: F401  (registers the game engines and their event kinds)

@@ -10,7 +10,7 @@ the same ingest checks as any producer's event.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ledger.ingest import IngestReport, ingest_signed, load_keyring
@@ -77,7 +77,7 @@ def init_ledger(store: Store, keys: KeyDirectory, public: PublicDir, origin: str
 
 
 def active_signer(ring: KeyRing, keys: KeyDirectory, role: str, at: datetime | None = None) -> Signer:
-    at = at or datetime.now(timezone.utc)
+    at = at or datetime.now(UTC)
     for entry in ring.keys.values():
         if entry.role == role and entry.status_at(at) is None and keys.has(entry.key_id):
             return keys.load(entry.key_id, entry.actor)

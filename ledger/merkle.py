@@ -52,7 +52,7 @@ class CompactRange:
     so a whole ledger is hashed in one pass with O(log n) memory.
     """
 
-    __slots__ = ("size", "_stack")
+    __slots__ = ("_stack", "size")
 
     def __init__(self) -> None:
         self.size = 0

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
-
 from ledger.house import create_key
 from ledger.ingest import load_keyring
 from ledger.keys import KeyDirectory, Signer
@@ -27,7 +26,7 @@ CUT_FROM_BACK = 7  # 000 II 3.3.4
 
 def producer_signer(store: Store, keys: KeyDirectory, actor: str, role: str) -> Signer:
     """The valid key of ``role`` held in ``keys``, registering a new one if there is none."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for entry in load_keyring(store).keys.values():
         if entry.actor == actor and entry.role == role and keys.has(entry.key_id) and entry.status_at(now) is None:
             return keys.load(entry.key_id, actor)

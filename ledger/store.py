@@ -24,7 +24,12 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import IntegrityError, Mapper, PersistenceError, StoredEvent
+from eventsourcing.persistence import (
+    IntegrityError,
+    Mapper,
+    PersistenceError,
+    StoredEvent,
+)
 from eventsourcing.postgres import PostgresApplicationRecorder
 
 from ledger.events import SignedEvent, event_from_stored

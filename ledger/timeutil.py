@@ -7,8 +7,7 @@ other offsets and naive times are refused rather than normalised.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 _ZERO = timedelta(0)
@@ -31,7 +30,7 @@ def parse_utc(text: str) -> datetime:
             f"timestamp {text!r} is not UTC in the form YYYY-MM-DDTHH:MM:SS[.ffffff]Z"
         )
     try:
-        return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
     except ValueError as exc:
         raise ValueError(f"timestamp {text!r} is not a real time: {exc}") from None
 
@@ -54,7 +53,7 @@ def parse_utc_trusted(text: str) -> datetime:
 def format_utc(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise ValueError("naive datetime: give a timezone-aware UTC time")
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     if moment.microsecond:
         text += f".{moment.microsecond:06d}"
@@ -62,4 +61,4 @@ def format_utc(moment: datetime) -> str:
 
 
 def utc_now() -> str:
-    return format_utc(datetime.now(timezone.utc))
+    return format_utc(datetime.now(UTC))

@@ -39,7 +39,13 @@ from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyRing
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.merkle import CompactRange, leaf_hash
-from ledger.note import Checkpoint, NoteError, VerifierKey, open_checkpoint, verifier_key
+from ledger.note import (
+    Checkpoint,
+    NoteError,
+    VerifierKey,
+    open_checkpoint,
+    verifier_key,
+)
 from ledger.store import DatabaseURL, Store
 
 PARALLEL_THRESHOLD = 4000

@@ -56,6 +56,8 @@ class Replay:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["ok"] = self.ok
+        # seat by seat, in seat order, with the final stack (poker; issue #3 point 5)
+        d["seats"] = (self.outcome or {}).get("seats", [])
         return d
 
 

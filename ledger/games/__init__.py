@@ -75,12 +75,12 @@ def register_engine(engine: Engine) -> None:
     ENGINES[engine.game] = engine
 
 
-from ledger.games import baccarat as _baccarat  # noqa: E402  (each registers itself)
-from ledger.games import blackjack as _blackjack  # noqa: E402
-from ledger.games import high_card_flush as _high_card_flush  # noqa: E402
-from ledger.games import poker as _poker  # noqa: E402
-from ledger.games import roulette as _roulette  # noqa: E402
-from ledger.games import sicbo as _sicbo  # noqa: E402
+from ledger.games import baccarat as _baccarat
+from ledger.games import blackjack as _blackjack
+from ledger.games import high_card_flush as _high_card_flush
+from ledger.games import poker as _poker
+from ledger.games import roulette as _roulette
+from ledger.games import sicbo as _sicbo
 
 __all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_blackjack", "_high_card_flush", "_poker", "_roulette", "_sicbo", "check_settle_target",
            "close_betting", "register_engine", "unsettled"]

@@ -31,9 +31,22 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, check_settle_target, close_betting, register_engine, unsettled
+from ledger.games import (
+    RuleViolation,
+    check_settle_target,
+    close_betting,
+    register_engine,
+    unsettled,
+)
 from ledger.games.cards import CARD_PATTERN, baccarat_value
-from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
+from ledger.kinds import (
+    ROUND_PRODUCERS,
+    Amount,
+    EmptyPayload,
+    Ident,
+    Strict,
+    register_kind,
+)
 
 
 class BaccaratRules(Strict):

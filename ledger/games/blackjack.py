@@ -36,7 +36,7 @@ everything handed back, stake included).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
@@ -44,7 +44,14 @@ from pydantic import Field, ValidationError
 from ledger.events import describe_validation_error
 from ledger.games import RuleViolation, close_betting, register_engine
 from ledger.games.cards import CARD_PATTERN
-from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
+from ledger.kinds import (
+    ROUND_PRODUCERS,
+    Amount,
+    EmptyPayload,
+    Ident,
+    Strict,
+    register_kind,
+)
 
 Seat = Annotated[int, Field(ge=1, le=7)]
 DOUBLE_ON = {"any": None, "9-11": (9, 10, 11), "10-11": (10, 11), "11": (11,)}
@@ -498,7 +505,7 @@ def house_edge(rules: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]
         p_bj = (VALUE_P[10] if up == 1 else VALUE_P[1]) if peek else 0.0
         stand = {t: _stand_ev(t, dist) for t in range(4, 22)}
 
-        @lru_cache(maxsize=None)
+        @cache
         def best(hard: int, ace: bool, may_double: bool) -> float:
             """Best EV of a hand (hard total, holds an ace) not yet busted."""
             soft = ace and hard + 10 <= 21

@@ -53,7 +53,14 @@ from pydantic import Field, ValidationError
 from ledger.events import describe_validation_error
 from ledger.games import RuleViolation, close_betting, register_engine
 from ledger.games.cards import CARD_PATTERN
-from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
+from ledger.kinds import (
+    ROUND_PRODUCERS,
+    Amount,
+    EmptyPayload,
+    Ident,
+    Strict,
+    register_kind,
+)
 
 Seat = Annotated[int, Field(ge=1, le=10)]
 RANK_ORDER = "23456789TJQKA"  # high card order, ace high

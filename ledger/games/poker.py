@@ -16,7 +16,9 @@ Sources:
   already acted (TDA 41, "全額に満たないオールインはベッティングを再開しない"), unless
   several short all-ins together make a full raise. Pot-limit: at most the pot after a
   call. Fixed-limit: the small bet before the flop and on the flop, the big bet on the
-  turn and river, a bet and at most 3 raises per round (a cap at 4 bets);
+  turn and river, at most 4 bets and raises per betting round, the blinds not counted
+  (the cap as pokerkit counts it, so the corpus and the differential test agree; stud's
+  own caps of 001 belong to the stud engine);
 - bets beyond what anyone can call are returned; side pots by contribution levels; a
   pot is split between the best hands and the odd chip goes to the first winning seat
   left of the button (002 TDA rule on odd chips; the house may configure otherwise);
@@ -422,7 +424,8 @@ def raise_limits(st: PokerState, i: int) -> tuple[int, int] | str:
         return "an all-in for less than a full raise does not reopen the betting (TDA 41)"
     max_count = 4 if st.variant.structure == "fixed-limit" else None
     if max_count is not None and st.raise_count >= max_count:
-        return "the betting is capped at 4 bets (001 ベッティング; fixed-limit cap)"
+        return ("the betting is capped: at most 4 bets and raises in a betting round, the blinds not counted"
+                " (the fixed-limit cap as the PHH corpus and pokerkit count it)")
     if st.short_all_ins and sum(st.short_all_ins) < st.raise_amount and i in st.acted:
         return "the player already acted and an all-in short of a full raise does not reopen the betting (TDA 41)"
     if st.stacks[i] <= max(st.bets) - st.bets[i]:
@@ -669,7 +672,8 @@ class PokerEngine:
             "street": ["preflop", "flop", "turn", "river"][st.street] if st.street >= 0 else None,
             "board": list(st.board),
             "seats": [{"seat": i + 1, "player": st.rules.players[i],
-                       "stack": None if st.rules.starting_stacks[i] is None else st.stacks[i], "bet": st.bets[i],
+                       "stack": None if st.rules.starting_stacks[i] is None
+                       else final_stacks(st)[i] if st.phase == "done" else st.stacks[i], "bet": st.bets[i],
                        "in_hand": st.in_hand[i], "all_in": st.in_hand[i] and st.stacks[i] == 0 and st.paid[i] > 0,
                        "cards": list(st.hole[i])} for i in range(st.n)],
             "pot": sum(st.paid) - sum(st.bets),

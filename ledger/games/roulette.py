@@ -38,8 +38,21 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, check_settle_target, close_betting, register_engine, unsettled
-from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
+from ledger.games import (
+    RuleViolation,
+    check_settle_target,
+    close_betting,
+    register_engine,
+    unsettled,
+)
+from ledger.kinds import (
+    ROUND_PRODUCERS,
+    Amount,
+    EmptyPayload,
+    Ident,
+    Strict,
+    register_kind,
+)
 
 RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
 WHEELS = {
@@ -80,7 +93,7 @@ def outside_cover(bet: str) -> frozenset[str]:
 
 def inside_combinations(wheel: str) -> dict[str, set[frozenset[str]]]:
     """Every legal placement of each inside bet on the layout (1..36 in rows of three)."""
-    s = lambda *ns: frozenset(str(x) for x in ns)  # noqa: E731
+    s = lambda *ns: frozenset(str(x) for x in ns)
     combos: dict[str, set[frozenset[str]]] = {b: set() for b in INSIDE}
     combos["straight"] = {frozenset({p}) for p in WHEELS[wheel]}
     for n in range(1, 37):
@@ -99,7 +112,7 @@ def inside_combinations(wheel: str) -> dict[str, set[frozenset[str]]]:
         combos["street"] |= {s(0, 1, 2), s(0, 2, 3)}
         combos["corner"].add(s(0, 1, 2, 3))  # 000 IV 1.1: the corner 0-1-2-3
     else:
-        zz = lambda *ns: frozenset({"00"} | {str(x) for x in ns})  # noqa: E731
+        zz = lambda *ns: frozenset({"00"} | {str(x) for x in ns})
         combos["split"] |= {s(0, 1), s(0, 2), zz(2), zz(3), zz(0)}  # 004: 0 and 00 may be split
         combos["street"] |= {s(0, 1, 2), zz(2, 3), zz(0, 2)}
         combos["five_number"].add(zz(0, 1, 2, 3))  # 004 E: 0, 00, 1, 2, 3

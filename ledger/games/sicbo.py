@@ -31,8 +31,21 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, check_settle_target, close_betting, register_engine, unsettled
-from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
+from ledger.games import (
+    RuleViolation,
+    check_settle_target,
+    close_betting,
+    register_engine,
+    unsettled,
+)
+from ledger.kinds import (
+    ROUND_PRODUCERS,
+    Amount,
+    EmptyPayload,
+    Ident,
+    Strict,
+    register_kind,
+)
 
 BETS = ("big", "small", "single", "combination", "double", "total", "any_triple", "triple")
 DEFAULT_PAYS: dict[str, int] = {
