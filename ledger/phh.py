@@ -11,9 +11,10 @@ recorded in the rules (``"scale": "0.01"``). A starting stack of ``inf`` (the so
 logged none) is imported as ``null``: the engine lets that seat cover every bet and
 replay reports only its net result, never an invented stack.
 
-Action notation: ``d dh pN CARDS`` hole cards, ``d db CARDS`` board, ``pN f`` fold,
-``pN cc`` check or call, ``pN cbr X`` bet or raise to X, ``pN sm CARDS`` show (``pN sm``
-or ``pN sm -`` mucks); text after ``#`` is a comment.
+Action notation: ``d dh pN CARDS`` hole cards (or a draw's replacements), ``d db CARDS``
+board, ``pN f`` fold, ``pN cc`` check or call, ``pN cbr X`` complete, bet or raise to X,
+``pN pb`` post the bring-in, ``pN sd CARDS`` discard (``pN sd`` stands pat), ``pN sm
+CARDS`` show (``pN sm`` or ``pN sm -`` mucks); text after ``#`` is a comment.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, d
         raise PhhError("a hand needs 'starting_stacks' and 'actions'")
     n = len(stacks)
     amounts: list[Any] = list(stacks) + list(hand.get("antes") or []) + list(hand.get("blinds_or_straddles") or [])
-    amounts += [hand[k] for k in ("min_bet", "small_bet", "big_bet") if k in hand]
+    amounts += [hand[k] for k in ("min_bet", "small_bet", "big_bet", "bring_in") if k in hand]
     for a in actions:
         parts = str(a).split("#")[0].split()
         if len(parts) == 3 and parts[1] == "cbr":
@@ -109,8 +110,8 @@ def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, d
         "blinds_or_straddles": [_scaled(x, factor) for x in hand.get("blinds_or_straddles") or [0] * n],
         "ante_trimming": bool(hand.get("ante_trimming_status", False)),
     }
-    for key in ("min_bet", "small_bet", "big_bet"):
-        if key in hand:
+    for key in ("min_bet", "small_bet", "big_bet", "bring_in"):
+        if hand.get(key):
             rules[key] = _scaled(hand[key], factor)
     if decimals:
         rules["scale"] = str(Decimal(1).scaleb(-decimals))
@@ -156,8 +157,13 @@ def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, d
             emit("poker.action.v1", {"seat": seat, "action": name}, where)
         elif verb == "cbr" and len(rest) == 1:
             to = _scaled(float(rest[0]) if "." in rest[0] else int(rest[0]), factor)
-            name = "raise" if st.phase == "betting" and max(st.bets) else "bet"
+            name = ("complete" if st.phase == "betting" and st.completion
+                    else "raise" if st.phase == "betting" and max(st.bets) else "bet")
             emit("poker.action.v1", {"seat": seat, "action": name, "to": to}, where)
+        elif verb == "pb" and not rest:
+            emit("poker.action.v1", {"seat": seat, "action": "bring_in"}, where)
+        elif verb == "sd" and len(rest) <= 1:
+            emit("poker.draw.v1", {"seat": seat, "discard": _cards(rest[0] if rest else "")}, where)
         elif verb == "sm" and len(rest) <= 1:
             emit("poker.show.v1", {"seat": seat, "cards": _cards(rest[0] if rest else "")}, where)
         else:
@@ -176,8 +182,12 @@ def check_finishing_stacks(hand: dict[str, Any], rules: dict[str, Any], st: Any)
     if recorded is None:
         return None
     factor = 10 ** (len(rules["scale"].split(".")[1]) if "scale" in rules else 0)
-    want = [_scaled(x, factor) for x in recorded]
     got = final_stacks(st)
+    exact = [Decimal(repr(x)) * factor for x in recorded]
+    if any(v != v.to_integral_value() for v in exact):
+        return (f"the recorded finishing_stacks {recorded} split a chip in halves; the replay gives {got}"
+                " in whole units, the odd chip to the first winning seat left of the button (TDA)")
+    want = [int(v) for v in exact]
     if got != want:
         return f"replayed final stacks {got} differ from the recorded finishing_stacks {want}"
     return None

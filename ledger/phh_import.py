@@ -137,8 +137,10 @@ def export_round(events: list[Any]) -> str:
         if ev.kind == "poker.deal.v1":
             actions.append(f"d db {''.join(p['cards'])}" if p["seat"] == 0
                            else f"d dh p{p['seat']} {''.join(p['cards'])}")
+        elif ev.kind == "poker.draw.v1":
+            actions.append(f"p{p['seat']} sd {''.join(p['discard'])}".rstrip())
         elif ev.kind == "poker.action.v1":
-            verb = {"fold": "f", "check": "cc", "call": "cc"}.get(p["action"])
+            verb = {"fold": "f", "check": "cc", "call": "cc", "bring_in": "pb"}.get(p["action"])
             actions.append(f"p{p['seat']} {verb}" if verb else f"p{p['seat']} cbr {_amount(p['to'], scale)}")
         elif ev.kind == "poker.show.v1":
             actions.append(f"p{p['seat']} sm {''.join(p['cards'])}" if p["cards"] else f"p{p['seat']} sm")
@@ -149,7 +151,7 @@ def export_round(events: list[Any]) -> str:
         f"antes = {_toml_list([_amount(a, scale) for a in rules.get('antes') or [0] * n])}",
         f"blinds_or_straddles = {_toml_list([_amount(a, scale) for a in rules['blinds_or_straddles']])}",
     ]
-    for key in ("min_bet", "small_bet", "big_bet"):
+    for key in ("bring_in", "min_bet", "small_bet", "big_bet"):
         if key in rules:
             lines.append(f"{key} = {_amount(rules[key], scale)}")
     lines.append(f"starting_stacks = {_toml_list([_amount(s, scale) for s in rules['starting_stacks']])}")

@@ -51,7 +51,16 @@ from pydantic import Field, ValidationError
 
 from ledger.events import describe_validation_error
 from ledger.games import RuleViolation, register_engine
-from ledger.games.poker_hands import best_of
+from ledger.games.poker_hands import (
+    badugi_key,
+    best_of,
+    deuce_to_seven_key,
+    high_rank,
+    low8_key,
+    razz_key,
+    short_deck_key,
+    up_cards_key,
+)
 from ledger.kinds import ROUND_PRODUCERS, Ident, Strict, register_kind
 
 UNKNOWN = "??"
@@ -60,19 +69,61 @@ CARD_OR_UNKNOWN = r"^([A23456789TJQK][cdhs]|\?\?)$"
 
 
 @dataclass(frozen=True)
+class Street:
+    hole: tuple[bool, ...] = ()  # cards dealt to each player this street: True face up
+    board: int = 0  # board cards dealt this street
+    draw: bool = False  # players stand pat or discard and are dealt replacements
+    opening: str = "position"  # position | low_card | high_card | high_hand | low_hand
+    bet: str = "min"  # min (no-/pot-limit min_bet) | small | big (fixed-limit)
+
+
+def _holdem(hole: int, fixed: bool) -> tuple[Street, ...]:
+    small, big = ("small", "big") if fixed else ("min", "min")
+    return (Street(hole=(False,) * hole, bet=small), Street(board=3, bet=small), Street(board=1, bet=big),
+            Street(board=1, bet=big))
+
+
+def _stud(low: bool) -> tuple[Street, ...]:
+    later = "low_hand" if low else "high_hand"
+    return (Street(hole=(False, False, True), opening="high_card" if low else "low_card", bet="small"),
+            Street(hole=(True,), opening=later, bet="small"), Street(hole=(True,), opening=later, bet="big"),
+            Street(hole=(True,), opening=later, bet="big"), Street(hole=(False,), opening=later, bet="big"))
+
+
+def _draw(hole: int, draws: int, fixed: bool) -> tuple[Street, ...]:
+    bets = ["small", "small", "big", "big"] if fixed else ["min"] * 4
+    return (Street(hole=(False,) * hole, bet=bets[0]),) + tuple(Street(draw=True, bet=bets[k + 1]) for k in range(draws))
+
+
+@dataclass(frozen=True)
 class Variant:
     code: str
     name: str
     structure: str  # "no-limit" | "pot-limit" | "fixed-limit"
-    hole: int
-    use_hole: int | None
-    boards: tuple[int, ...] = (0, 3, 1, 1)  # board cards dealt at the start of each street
+    streets: tuple[Street, ...]
+    hands: tuple[str, ...] = ("high",)  # the hand types a pot is split between, high first
+    deck: str = "standard"  # standard (52) | short (36, six to ace)
+    stud: bool = False
+
+    @property
+    def hole(self) -> int:
+        return len(self.streets[0].hole)
 
 
 VARIANTS = {
-    "NT": Variant("NT", "no-limit Texas hold'em", "no-limit", 2, None),
-    "FT": Variant("FT", "fixed-limit Texas hold'em", "fixed-limit", 2, None),
-    "PO": Variant("PO", "pot-limit Omaha", "pot-limit", 4, 2),
+    "NT": Variant("NT", "no-limit Texas hold'em", "no-limit", _holdem(2, False)),
+    "FT": Variant("FT", "fixed-limit Texas hold'em", "fixed-limit", _holdem(2, True)),
+    "PO": Variant("PO", "pot-limit Omaha", "pot-limit", _holdem(4, False), ("omaha_high",)),
+    "FO/8": Variant("FO/8", "fixed-limit Omaha hi/lo eight or better", "fixed-limit", _holdem(4, True),
+                    ("omaha_high", "omaha_low8")),
+    "NS": Variant("NS", "no-limit short-deck hold'em", "no-limit", _holdem(2, False), ("short_deck",), deck="short"),
+    "F7S": Variant("F7S", "fixed-limit seven-card stud", "fixed-limit", _stud(False), stud=True),
+    "F7S/8": Variant("F7S/8", "fixed-limit seven-card stud hi/lo eight or better", "fixed-limit", _stud(False),
+                     ("high", "low8"), stud=True),
+    "FR": Variant("FR", "fixed-limit razz", "fixed-limit", _stud(True), ("razz",), stud=True),
+    "F2L3D": Variant("F2L3D", "fixed-limit deuce-to-seven triple draw", "fixed-limit", _draw(5, 3, True), ("low27",)),
+    "N2L1D": Variant("N2L1D", "no-limit deuce-to-seven single draw", "no-limit", _draw(5, 1, False), ("low27",)),
+    "FB": Variant("FB", "fixed-limit badugi", "fixed-limit", _draw(4, 3, True), ("badugi",)),
 }
 
 
@@ -85,19 +136,23 @@ class Rake(Strict):
 
 
 class PokerRules(Strict):
-    variant: Literal["NT", "FT", "PO"]
+    variant: Literal[tuple(VARIANTS)]  # type: ignore[valid-type]
     players: Annotated[list[Ident], Field(min_length=2, max_length=10)]
     starting_stacks: Annotated[list[Annotated[int, Field(ge=0)] | None], Field(min_length=2, max_length=10)]
     """``null`` for a stack the source did not record ("inf" in PHH): the seat is treated
     as covering every bet, and only its net result is known."""
     antes: list[Annotated[int, Field(ge=0)]] | None = None
-    blinds_or_straddles: list[int]
+    blinds_or_straddles: list[int] | None = None
     """Per seat; a negative amount is posted but does not count as the live blind when
     finding the first to act (PHH/pokerkit: a dead blind)."""
+    bring_in: Annotated[int, Field(ge=1)] | None = None
     min_bet: Annotated[int, Field(ge=1)] | None = None
     small_bet: Annotated[int, Field(ge=1)] | None = None
     big_bet: Annotated[int, Field(ge=1)] | None = None
     ante_trimming: bool = False
+    open_pair_big_bet: bool = False
+    """Stud, 001 4th street: with an open pair showing, a bet or raise may be the big bet,
+    and once it is, the rest of the street goes in big bets."""
     rake: Rake | None = None
     scale: Annotated[str, Field(max_length=40)] | None = None
     """For imported histories: the decimal unit one integer stands for (e.g. "0.01")."""
@@ -111,18 +166,23 @@ class PokerPost(Strict):
 
 class PokerDeal(Strict):
     seat: Annotated[int, Field(ge=0, le=10)]
-    cards: Annotated[list[Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]], Field(min_length=1, max_length=5)]
+    cards: Annotated[list[Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]], Field(min_length=1, max_length=7)]
 
 
 class PokerAction(Strict):
     seat: Annotated[int, Field(ge=1, le=10)]
-    action: Literal["fold", "check", "call", "bet", "raise"]
+    action: Literal["fold", "check", "call", "bet", "raise", "bring_in", "complete"]
     to: Annotated[int, Field(ge=1)] | None = None
+
+
+class PokerDraw(Strict):
+    seat: Annotated[int, Field(ge=1, le=10)]
+    discard: Annotated[list[Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]], Field(max_length=5)]
 
 
 class PokerShow(Strict):
     seat: Annotated[int, Field(ge=1, le=10)]
-    cards: Annotated[list[Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]], Field(max_length=5)]
+    cards: Annotated[list[Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]], Field(max_length=7)]
 
 
 class Winner(Strict):
@@ -143,6 +203,7 @@ ROLES = ROUND_PRODUCERS
 register_kind("poker.post.v1", PokerPost, "round", ROLES)
 register_kind("poker.deal.v1", PokerDeal, "round", ROLES)
 register_kind("poker.action.v1", PokerAction, "round", ROLES)
+register_kind("poker.draw.v1", PokerDraw, "round", ROLES)
 register_kind("poker.show.v1", PokerShow, "round", ROLES)
 register_kind("poker.award.v1", PokerAward, "round", ROLES)
 
@@ -168,15 +229,21 @@ class PokerState:
     antes: list[int]
     blinds: list[int]
     hole: list[list[str]]
+    up: list[list[bool]]  # parallel to hole: the card is face up (stud)
     start_stacks: list[int] = field(default_factory=list)
     board: list[str] = field(default_factory=list)
-    phase: str = "antes"  # antes, blinds, hole, betting, board, showdown, award, done
+    phase: str = "antes"  # antes, blinds, hole, board, draw, betting, showdown, award, done
     street: int = -1
     posts_due: deque = field(default_factory=deque)  # (seat, type, amount)
+    deal_due: deque = field(default_factory=deque)  # (seat, count) hole cards owed this street
+    draw_due: deque = field(default_factory=deque)  # seats still to stand pat or discard
     actors: deque = field(default_factory=deque)
     opener: int | None = None
     raise_amount: int = 0
     raise_count: int = 0
+    big_bets: bool = False  # 001: 4th street went to big bets on an open pair
+    bring_in_due: bool = False
+    completion: bool = False
     acted: set = field(default_factory=set)
     short_all_ins: list = field(default_factory=list)
     all_in: bool = False
@@ -186,11 +253,6 @@ class PokerState:
     awarded: int = 0
     won: list[int] = field(default_factory=list)
     history: list = field(default_factory=list)  # (seat, action, amount) for snapshots
-
-    # --- derived -------------------------------------------------------------------
-
-    def active(self) -> list[int]:
-        return [i for i in range(self.n) if self.in_hand[i]]
 
     def to_call(self, i: int) -> int:
         return min(self.stacks[i], max(self.bets) - self.bets[i])
@@ -206,6 +268,14 @@ class PokerState:
     @property
     def actor(self) -> int | None:
         return self.actors[0] if self.phase == "betting" and self.actors else None
+
+    @property
+    def spec(self) -> Street:
+        return self.variant.streets[self.street]
+
+    @property
+    def last_street(self) -> bool:
+        return self.street == len(self.variant.streets) - 1
 
 
 def _seat_value(values: list[int] | None, n: int, i: int) -> int:
@@ -229,7 +299,7 @@ def start_state(rules: PokerRules) -> PokerState:
     antes = [min(_seat_value(rules.antes, n, i), stacks[i]) for i in range(n)]
     blinds = [min(abs(_seat_value(rules.blinds_or_straddles, n, i)), stacks[i] - antes[i]) for i in range(n)]
     st = PokerState(rules, variant, n, stacks, [0] * n, [0] * n, [True] * n, antes, blinds, [[] for _ in range(n)],
-                    start_stacks=list(stacks), won=[0] * n)
+                    [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n)
     st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]])
     if not st.posts_due:
         _begin_blinds(st)
@@ -245,40 +315,79 @@ def _begin_blinds(st: PokerState) -> None:
 
 
 def _begin_street(st: PokerState, street: int) -> None:
+    """Deal the street (hole cards, board cards or draws), then bet (or, in an all-in
+    runout, show)."""
     st.street = street
-    if street == 0:
+    spec = st.spec
+    if spec.hole:
+        st.phase = "hole"
+        st.deal_due = deque((i, len(spec.hole)) for i in range(st.n) if st.in_hand[i])
+    elif spec.board:
+        st.phase = "board"
+    elif spec.draw:
+        st.phase = "draw"
+        st.draw_due = deque(i for i in range(st.n) if st.in_hand[i])
+        st.deal_due = deque()
+    else:  # pragma: no cover - every street deals something
+        _street_dealt(st)
+
+
+def _street_dealt(st: PokerState) -> None:
+    if st.phase == "draw" and st.draw_due:
+        return
+    if st.deal_due:
         st.phase = "hole"
         return
-    st.phase = "board"
+    if st.all_in:
+        _begin_showdown(st)
+    else:
+        _begin_betting(st)
 
 
-def _hole_due(st: PokerState) -> int | None:
-    for i in range(st.n):
-        if st.in_hand[i] and len(st.hole[i]) < st.variant.hole:
-            return i
-    return None
+def _up_cards(st: PokerState, i: int) -> list[str]:
+    return [c for c, u in zip(st.hole[i], st.up[i]) if u and c != UNKNOWN] if st.in_hand[i] else []
 
 
-def _begin_betting(st: PokerState) -> None:
+def _opener(st: PokerState) -> int:
     n = st.n
-    if st.street == 0:
-        blinds = st.rules.blinds_or_straddles
+    opening = st.spec.opening
+    if opening == "position":
+        blinds = st.rules.blinds_or_straddles or [0] * n
         signs = [(v > 0) - (v < 0) for v in (list(blinds) + [0] * n)[:n]]
         if n == 2:
             signs = signs[::-1]  # heads-up the blinds are read reversed (seat 2 posts the small blind)
         top = max(range(n), key=lambda i: (st.bets[i] * signs[i], i))
-        st.opener = (top + 1) % n
-    else:
-        st.opener = 0
+        return (top + 1) % n
+    ups = [_up_cards(st, i) for i in range(n)]
+    if opening in ("low_card", "high_card"):
+        ace_low = opening == "high_card"
+        order = "A23456789TJQK" if ace_low else "23456789TJQKA"
+        keys = [min(((order.index(c[0]), c[1]) for c in u), default=None) if not ace_low
+                else max(((order.index(c[0]), c[1]) for c in u), default=None) for u in ups]
+        present = [k for k in keys if k is not None]
+        best = min(present) if opening == "low_card" else max(present)
+        return keys.index(best)
+    entries = [up_cards_key(u, ace_low=opening == "low_hand") if u else None for u in ups]
+    present = [e for e in entries if e is not None]
+    best = max(present) if opening == "high_hand" else min(present)
+    return entries.index(best)
+
+
+def _begin_betting(st: PokerState) -> None:
+    n = st.n
+    st.opener = _opener(st)
     order = deque(range(n))
     order.rotate(-st.opener)
     st.actors = deque(i for i in order if st.in_hand[i] and st.stacks[i] and st.effective_stack(i))
     st.raise_amount = 0
     st.raise_count = 0
+    st.big_bets = False
     st.acted = set()
     st.short_all_ins = []
+    st.bring_in_due = st.street == 0 and bool(st.rules.bring_in) and st.variant.stud
+    st.completion = st.bring_in_due
     st.phase = "betting"
-    if len(st.actors) == 1 and st.bets[st.actors[0]] >= max(st.bets) or not st.actors or sum(st.in_hand) <= 1:
+    if (len(st.actors) == 1 and st.bets[st.actors[0]] >= max(st.bets)) or not st.actors or sum(st.in_hand) <= 1:
         _end_betting(st)
 
 
@@ -289,14 +398,15 @@ def _after_action(st: PokerState) -> None:
 
 def _end_betting(st: PokerState) -> None:
     st.actors = deque()
-    if sum(st.in_hand) > 1 and sum(1 for i in range(st.n) if st.in_hand[i] and st.stacks[i]) <= 1:
+    later_draws = any(s.draw for s in st.variant.streets[st.street + 1:])
+    if sum(st.in_hand) > 1 and not later_draws and sum(1 for i in range(st.n) if st.in_hand[i] and st.stacks[i]) <= 1:
         st.all_in = True
-    if not all(st.stacks) and st.street == len(st.variant.boards) - 1:
+    if not all(st.stacks) and st.last_street:
         st.all_in = True
     _collect(st)
     if sum(st.in_hand) == 1:
         _begin_award(st)
-    elif st.street == len(st.variant.boards) - 1 or st.all_in:
+    elif st.last_street or st.all_in:
         _begin_showdown(st)
     else:
         _begin_street(st, st.street + 1)
@@ -323,13 +433,13 @@ def _collect(st: PokerState, street_none: bool = False) -> None:
 
 def _begin_showdown(st: PokerState) -> None:
     """Hands still in are shown (or mucked). After an all-in the showdown is repeated after
-    each board card dealt, for hands not yet shown face up (pokerkit's runout)."""
+    each street dealt in the runout, for hands not yet face up (pokerkit's runout)."""
     st.phase = "showdown"
     order = deque(range(st.n))
     if st.opener is not None:
         order.rotate(-st.opener)
     st.showdown_order = deque(i for i in order if st.in_hand[i] and not _face_up(st, i))
-    _maybe_award(st)
+    _showdown_progress(st)
 
 
 def _face_up(st: PokerState, i: int) -> bool:
@@ -337,15 +447,34 @@ def _face_up(st: PokerState, i: int) -> bool:
     return bool(cards) and UNKNOWN not in cards
 
 
-def _board_due(st: PokerState) -> int:
-    """Board cards still to come for the streets already reached (or all, once all-in)."""
-    last = len(st.variant.boards) - 1 if st.phase == "showdown" else st.street
-    return sum(st.variant.boards[: last + 1]) - len(st.board)
-
-
-def _maybe_award(st: PokerState) -> None:
-    if st.phase == "showdown" and not st.showdown_order and _board_due(st) == 0:
+def _showdown_progress(st: PokerState) -> None:
+    if st.showdown_order:
+        return
+    if st.last_street or sum(st.in_hand) <= 1:
         _begin_award(st)
+    else:
+        _begin_street(st, st.street + 1)  # the runout: deal the next street, then show again
+
+
+HAND_KEYS: dict[str, Any] = {
+    "high": lambda hole, board: high_rank(hole + board) if len(hole) + len(board) >= 5 else None,
+    "omaha_high": lambda hole, board: best_of(hole, board, 2),
+    "short_deck": lambda hole, board: short_deck_key(hole + board),
+    "low8": lambda hole, board: low8_key(hole + board),
+    "omaha_low8": lambda hole, board: low8_key([], hole, board),
+    "razz": lambda hole, board: razz_key(hole),
+    "low27": lambda hole, board: deuce_to_seven_key(hole),
+    "badugi": lambda hole, board: badugi_key(hole),
+}
+
+
+def hand_key(st: PokerState, i: int, kind: str) -> tuple[int, ...] | None:
+    """The comparable value (larger wins) of seat i's shown hand for one hand type, or
+    None (not shown, cards not on record, or no qualifying low)."""
+    cards = st.shown.get(i)
+    if not cards or UNKNOWN in cards or not st.in_hand[i]:
+        return None
+    return HAND_KEYS[kind](list(st.hole[i]), list(st.board))
 
 
 def compute_pots(st: PokerState) -> list[Pot]:
@@ -383,57 +512,83 @@ def compute_pots(st: PokerState) -> list[Pot]:
 
 def _begin_award(st: PokerState) -> None:
     st.phase = "award"
-    if sum(st.in_hand) > 1:  # hands that win no pot are dead before the chips move (pokerkit hand killing)
-        winners = {w for p in compute_pots(st) for w in pot_winners(st, p)}
+    if sum(st.in_hand) > 1:  # hands that can win no pot are dead before the chips move
+        pots = compute_pots(st)
+        alive = [i for i in range(st.n) if st.in_hand[i] and _can_win(st, i, pots)]
         for i in range(st.n):
-            if st.in_hand[i] and i not in winners:
-                st.in_hand[i] = False
+            st.in_hand[i] = i in alive
     st.pots = compute_pots(st)
     if not st.pots:
         st.phase = "done"
 
 
+def _can_win(st: PokerState, i: int, pots: list[Pot]) -> bool:
+    """Seat i's shown hand is at least as good as every other in some pot it is in, for
+    some hand type (pokerkit ``can_win_now``)."""
+    for kind in st.variant.hands:
+        mine = hand_key(st, i, kind)
+        if mine is None:
+            continue
+        for pot in pots:
+            if i not in pot.players:
+                continue
+            others = [k for k in (hand_key(st, j, kind) for j in pot.players) if k is not None]
+            if not others or mine >= max(others):
+                return True
+    return False
+
+
 def pot_winners(st: PokerState, pot: Pot) -> dict[int, int]:
-    """0-based seat -> amount for one pot: the best shown hand(s); the odd chip to the
-    first winning seat left of the button (TDA; pokerkit gives it to the lowest seat)."""
+    """0-based seat -> amount for one pot. Split pots (hi/lo) go half to each hand type
+    that anyone holds, the odd chip to the high half; each half to the best hand(s), the
+    odd chip to the first winning seat left of the button (TDA; pokerkit: lowest seat)."""
     amount = pot.amount - pot.rake
     contenders = [i for i in pot.players if st.in_hand[i]]
     if len(contenders) == 1 or sum(st.in_hand) == 1:
         return {contenders[0]: amount} if contenders else {}
-    ranks = {}
-    for i in contenders:
-        cards = st.shown.get(i)
-        if cards and UNKNOWN not in cards:  # a hand shown but not recorded cannot be ranked
-            ranks[i] = best_of(cards, st.board, st.variant.use_hole)
-    if not ranks:
-        return {}
-    best = max(ranks.values())
-    winners = sorted(i for i, r in ranks.items() if r == best)
-    q, r = divmod(amount, len(winners))
-    return {w: q + (r if k == 0 else 0) for k, w in enumerate(winners)}
+    types = [k for k in st.variant.hands if any(hand_key(st, i, k) is not None for i in range(st.n))]
+    out: dict[int, int] = {}
+    if not types:
+        return out
+    q, r = divmod(amount, len(types))
+    for t, kind in enumerate(types):
+        share = q + (r if t == 0 else 0)
+        keys = {i: hand_key(st, i, kind) for i in contenders}
+        present = [k for k in keys.values() if k is not None]
+        best = max(present) if present else None
+        winners = sorted(i for i, k in keys.items() if k == best)
+        if not winners or share == 0:
+            continue
+        wq, wr = divmod(share, len(winners))
+        for j, w in enumerate(winners):
+            out[w] = out.get(w, 0) + wq + (wr if j == 0 else 0)
+    return out
 
 
-def _fl_size(st: PokerState) -> int:
-    return st.rules.small_bet if st.street < 2 else st.rules.big_bet  # type: ignore[return-value]
+def _step(st: PokerState) -> int:
+    if st.variant.structure != "fixed-limit":
+        return st.rules.min_bet  # type: ignore[return-value]
+    big = st.spec.bet == "big" or st.big_bets
+    return st.rules.big_bet if big else st.rules.small_bet  # type: ignore[return-value]
 
 
-def raise_limits(st: PokerState, i: int) -> tuple[int, int] | str:
-    """(min, max) total a bet or raise may go to for seat ``i`` (0-based), or why none."""
+def raise_limits(st: PokerState, i: int, big: bool = False) -> tuple[int, int] | str:
+    """(min, max) total a bet, raise or completion may go to for seat ``i`` (0-based)."""
     to_call = st.to_call(i)
     if to_call < st.raise_amount:
         return "an all-in for less than a full raise does not reopen the betting (TDA 41)"
     max_count = 4 if st.variant.structure == "fixed-limit" else None
     if max_count is not None and st.raise_count >= max_count:
-        return ("the betting is capped: at most 4 bets and raises in a betting round, the blinds not counted"
-                " (the fixed-limit cap as the PHH corpus and pokerkit count it)")
+        return ("the betting is capped: at most 4 bets and raises in a betting round, the blinds and the"
+                " bring-in not counted (001 ベッティング: 'ベット額の上限は4倍'; pokerkit counts the same)")
     if st.short_all_ins and sum(st.short_all_ins) < st.raise_amount and i in st.acted:
         return "the player already acted and an all-in short of a full raise does not reopen the betting (TDA 41)"
     if st.stacks[i] <= max(st.bets) - st.bets[i]:
         return "the player is covered by the bet already: only a call is possible"
     if not any(j != i and st.in_hand[j] and st.stacks[j] + st.bets[j] > max(st.bets) for j in range(st.n)):
         return "every other player has folded or is all-in: there is no one to raise"
-    step = _fl_size(st) if st.variant.structure == "fixed-limit" else st.rules.min_bet
-    low = max(st.raise_amount, step) + max(st.bets)  # type: ignore[type-var]
+    step = st.rules.big_bet if big else _step(st)
+    low = max(st.raise_amount, step) + (0 if st.completion else max(st.bets))  # type: ignore[type-var,operator]
     top = st.stacks[i] + st.bets[i]
     low = min(top, low)
     if st.variant.structure == "fixed-limit":
@@ -446,15 +601,39 @@ def raise_limits(st: PokerState, i: int) -> tuple[int, int] | str:
     return low, high
 
 
+def _open_pair(st: PokerState) -> bool:
+    """001 4th street: some player still in shows a pair among the up cards."""
+    for i in range(st.n):
+        ranks = [c[0] for c in _up_cards(st, i)]
+        if len(ranks) != len(set(ranks)):
+            return True
+    return False
+
+
 def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     i = seat - 1
     if st.phase != "betting":
         raise RuleViolation(f"no betting now (the hand is in its {st.phase} phase)")
     if st.actor != i:
         raise RuleViolation(f"seat {seat} acted out of turn: seat {st.actor + 1} is to act (TDA 38: action out of turn)")  # type: ignore[operator]
-    if action in ("fold", "check", "call") and to is not None:
+    if action in ("fold", "check", "call", "bring_in") and to is not None:
         raise RuleViolation(f"{action} takes no amount")
+    if st.bring_in_due and action not in ("bring_in", "complete"):
+        raise RuleViolation(f"seat {seat} brings in: it posts the bring-in or completes (001 BRING IN / COMPLETE)")
     to_call = st.to_call(i)
+    if action == "bring_in":
+        if not st.bring_in_due:
+            raise RuleViolation("the bring-in is posted only by the first player to act on 3rd street (001)")
+        amount = min(st.stacks[i], st.rules.bring_in)  # type: ignore[type-var]
+        st.actors.popleft()
+        st.acted.add(i)
+        st.bets[i] += amount
+        st.stacks[i] -= amount
+        st.paid[i] += amount
+        st.bring_in_due = False
+        st.history.append((seat, "bring_in", amount))
+        _after_action(st)
+        return
     if action == "fold":
         st.actors.popleft()
         st.acted.add(i)
@@ -473,14 +652,24 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
         st.history.append((seat, action, to_call or None))
         _after_action(st)
         return
-    limits = raise_limits(st, i)
-    if isinstance(limits, str):
-        raise RuleViolation(f"seat {seat} may not {action}: {limits}")
+    if action == "complete" and not st.completion:
+        raise RuleViolation("a completion is only to the small bet after a bring-in (001 COMPLETE)")
+    if action in ("bet", "raise") and st.completion:
+        raise RuleViolation(f"after a bring-in the next step up is a completion, not a {action} (001 COMPLETE)")
     if action == "bet" and max(st.bets):
         raise RuleViolation(f"there is a bet of {max(st.bets)} already: seat {seat} may raise, not bet")
     if action == "raise" and not max(st.bets):
         raise RuleViolation(f"there is no bet to raise: seat {seat} may bet")
+    limits = raise_limits(st, i)
+    if isinstance(limits, str):
+        raise RuleViolation(f"seat {seat} may not {action}: {limits}")
     low, high = limits
+    if (to is not None and to != low and st.rules.open_pair_big_bet and st.street == 1 and not st.big_bets
+            and st.variant.stud and _open_pair(st)):
+        big = raise_limits(st, i, big=True)
+        if not isinstance(big, str) and to == big[0]:
+            low = high = to
+            st.big_bets = True  # 001: the rest of 4th street goes in big bets
     if to is None or not low <= to <= high:
         rule = {"no-limit": "at least the minimum bet and the last full raise (TDA 40)",
                 "pot-limit": "between the minimum raise and the pot", "fixed-limit": "exactly the fixed bet size"}
@@ -496,6 +685,8 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     order.popleft()
     st.actors = deque(j for j in order if st.in_hand[j] and st.stacks[j])
     st.opener = i
+    st.completion = False
+    st.bring_in_due = False
     if increment >= st.raise_amount:
         st.acted = {i}
     else:
@@ -512,55 +703,77 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     _after_action(st)
 
 
-def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
+def _deck_problem(st: PokerState, cards: list[str]) -> str | None:
     known = [c for c in cards if c != UNKNOWN]
+    if st.variant.deck == "short" and any(c[0] in "2345" for c in known):
+        return f"{next(c for c in known if c[0] in '2345')} is not in the 36-card short deck (six to ace)"
     seen = {c for h in st.hole for c in h if c != UNKNOWN} | set(st.board)
-    dup = [c for c in known if c in seen] or ([c for c in known if known.count(c) > 1])
+    dup = [c for c in known if c in seen] or [c for c in known if known.count(c) > 1]
     if dup:
-        raise RuleViolation(f"{dup[0]} was already dealt (one deck)")
+        return f"{dup[0]} was already dealt (one deck)"
+    return None
+
+
+def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
+    problem = _deck_problem(st, cards)
+    if problem:
+        raise RuleViolation(problem)
     if seat == 0:
         if UNKNOWN in cards:
             raise RuleViolation("board cards are dealt face up: none may be unknown")
-        due = _board_due(st) if st.phase in ("board", "showdown") else 0
-        if due <= 0:
+        if st.phase != "board":
             raise RuleViolation(f"no board card is due now (the hand is in its {st.phase} phase)")
-        want = st.variant.boards[st.street] if st.phase == "board" else _next_board_size(st)
+        want = st.spec.board
         if len(cards) != want:
             raise RuleViolation(f"this street deals {want} board card(s), not {len(cards)}")
         st.board.extend(cards)
-        if st.phase == "board":
-            _begin_betting(st)
-        else:
-            _begin_showdown(st)
+        _street_dealt(st)
         return
-    if st.phase != "hole":
+    if st.phase != "hole" or not st.deal_due:
         raise RuleViolation(f"no hole cards are dealt now (the hand is in its {st.phase} phase)")
-    due_seat = _hole_due(st)
+    due_seat, count = st.deal_due[0]
     if due_seat != seat - 1:
-        raise RuleViolation(f"the next hole cards go to seat {due_seat + 1}, not seat {seat}")  # type: ignore[operator]
-    if len(cards) != st.variant.hole:
-        raise RuleViolation(f"{st.variant.name} deals {st.variant.hole} hole cards, not {len(cards)}")
-    st.hole[seat - 1] = list(cards)
-    if _hole_due(st) is None:
-        _begin_betting(st)
+        raise RuleViolation(f"the next hole cards go to seat {due_seat + 1}, not seat {seat}")
+    if len(cards) != count:
+        raise RuleViolation(f"seat {seat} is dealt {count} card(s) now, not {len(cards)}")
+    st.deal_due.popleft()
+    i = seat - 1
+    st.hole[i] = st.hole[i] + list(cards)
+    ups = st.spec.hole if st.spec.hole else (False,) * count
+    st.up[i] = st.up[i] + list(ups)
+    if not st.deal_due:
+        _street_dealt(st)
 
 
-def _next_board_size(st: PokerState) -> int:
-    dealt = len(st.board)
-    total = 0
-    for size in st.variant.boards:
-        total += size
-        if total > dealt:
-            return total - dealt
-    return 0
+def _draw(st: PokerState, seat: int, discard: list[str]) -> None:
+    i = seat - 1
+    if st.phase != "draw" or not st.draw_due:
+        raise RuleViolation(f"no draw now (the hand is in its {st.phase} phase)")
+    if st.draw_due[0] != i:
+        raise RuleViolation(f"seat {st.draw_due[0] + 1} draws before seat {seat}")
+    hand = list(st.hole[i])
+    for c in discard:
+        if c in hand:
+            hand.remove(c)
+        elif c == UNKNOWN and UNKNOWN in hand:
+            hand.remove(UNKNOWN)
+        else:
+            raise RuleViolation(f"seat {seat} discards {c}, which is not in its hand")
+    st.hole[i] = hand
+    st.up[i] = [False] * len(hand)
+    st.draw_due.popleft()
+    if discard:
+        st.deal_due.append((i, len(discard)))
+    st.history.append((seat, "draw", len(discard)))
+    if not st.draw_due:
+        _street_dealt(st)
 
 
 def _show(st: PokerState, seat: int, cards: list[str]) -> None:
     i = seat - 1
-    voluntary = st.phase in ("award", "done")
-    if voluntary:  # a player may show after winning uncontested; it changes nothing
+    if st.phase in ("award", "done"):  # a player may show after winning uncontested; it changes nothing
         if cards and sorted(cards) != sorted(st.hole[i]) and UNKNOWN not in st.hole[i]:
-            raise RuleViolation(f"seat {seat} shows {cards} but was dealt {st.hole[i]}")
+            raise RuleViolation(f"seat {seat} shows {cards} but holds {st.hole[i]}")
         st.history.append((seat, "show", None))
         return
     if st.phase != "showdown" or not st.showdown_order:
@@ -568,22 +781,44 @@ def _show(st: PokerState, seat: int, cards: list[str]) -> None:
     if i not in st.showdown_order:
         raise RuleViolation(f"seat {seat} has no hand to show or muck")
     if cards:
-        if len(cards) != st.variant.hole:
-            raise RuleViolation(f"a shown hand is its {st.variant.hole} hole cards")
-        dealt = st.hole[i]
+        held = st.hole[i]
+        if len(cards) != len(held):
+            raise RuleViolation(f"seat {seat} holds {len(held)} cards, and shows {len(cards)}")
         if all(c == UNKNOWN for c in cards):
-            cards = list(dealt)  # shown, cards not written down: the dealt cards are the record
-        elif any(c != UNKNOWN for c in dealt) and sorted(dealt) != sorted(cards):
-            raise RuleViolation(f"seat {seat} shows {cards} but was dealt {dealt}")
-        others = {c for j, h in enumerate(st.hole) if j != i for c in h if c != UNKNOWN} | set(st.board)
-        if any(c in others for c in cards):
-            raise RuleViolation(f"seat {seat} shows a card dealt elsewhere")
+            cards = list(held)  # shown, cards not written down: the dealt cards are the record
+        else:
+            merged = _merge_shown(held, cards)
+            if merged is None:
+                raise RuleViolation(f"seat {seat} shows {cards} but holds {held}")
+            others = {c for j, h in enumerate(st.hole) if j != i for c in h if c != UNKNOWN} | set(st.board)
+            if any(c in others for c in merged if c != UNKNOWN):
+                raise RuleViolation(f"seat {seat} shows a card dealt elsewhere")
+            cards = merged
         st.hole[i] = list(cards)
     else:
         st.in_hand[i] = False  # a mucked hand cannot win (000 tied hands; TDA showdown)
     st.shown[i] = list(cards)
     st.showdown_order.remove(i)
-    _maybe_award(st)
+    st.history.append((seat, "show" if cards else "muck", None))
+    _showdown_progress(st)
+
+
+def _merge_shown(held: list[str], shown: list[str]) -> list[str] | None:
+    """The hand as shown: known cards must match what was dealt; unknown dealt cards take
+    the shown values. None when they contradict."""
+    rest = list(shown)
+    for c in held:
+        if c != UNKNOWN:
+            if c not in rest:
+                return None
+            rest.remove(c)
+    out = []
+    for c in held:
+        if c != UNKNOWN:
+            out.append(c)
+        else:
+            out.append(rest.pop(0))
+    return out
 
 
 def _award(st: PokerState, p: dict[str, Any]) -> None:
@@ -613,7 +848,8 @@ def final_stacks(st: PokerState) -> list[int]:
 
 class PokerEngine:
     game = "poker"
-    kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.show.v1", "poker.award.v1"})
+    kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.show.v1",
+                       "poker.award.v1"})
 
     def start(self, rules: dict[str, Any]) -> PokerState:
         try:
@@ -649,6 +885,8 @@ class PokerEngine:
             _deal(st, p["seat"], p["cards"])
         elif kind == "poker.action.v1":
             _act(st, p["seat"], p["action"], p.get("to"))
+        elif kind == "poker.draw.v1":
+            _draw(st, p["seat"], p["discard"])
         elif kind == "poker.show.v1":
             _show(st, p["seat"], p["cards"])
         elif kind == "poker.award.v1":
@@ -667,9 +905,12 @@ class PokerEngine:
         return ("cards", 1), cards, state.phase in ("award", "done")
 
     def snapshot(self, st: PokerState) -> dict[str, Any]:
+        names = ["3rd", "4th", "5th", "6th", "7th"] if st.variant.stud else (
+            ["preflop", "flop", "turn", "river"] if st.variant.streets[1].board else
+            ["predraw"] + [f"draw {k}" for k in range(1, len(st.variant.streets))])
         return {
             "phase": st.phase,
-            "street": ["preflop", "flop", "turn", "river"][st.street] if st.street >= 0 else None,
+            "street": names[st.street] if st.street >= 0 else None,
             "board": list(st.board),
             "seats": [{"seat": i + 1, "player": st.rules.players[i],
                        "stack": None if st.rules.starting_stacks[i] is None
@@ -699,7 +940,10 @@ def _copy(st: PokerState) -> PokerState:
     for name in ("stacks", "bets", "paid", "in_hand", "board", "history", "won", "short_all_ins"):
         setattr(new, name, list(getattr(st, name)))
     new.hole = [list(h) for h in st.hole]
+    new.up = [list(u) for u in st.up]
     new.posts_due = deque(st.posts_due)
+    new.deal_due = deque(st.deal_due)
+    new.draw_due = deque(st.draw_due)
     new.actors = deque(st.actors)
     new.acted = set(st.acted)
     new.showdown_order = deque(st.showdown_order)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 RANK_VALUE = {r: v for v, r in enumerate("23456789TJQKA", start=2)}
 CATEGORIES = ("high card", "one pair", "two pair", "three of a kind", "straight", "flush", "full house",
@@ -86,3 +87,148 @@ def best_of(hole: Sequence[str], board: Sequence[str], use_hole: int | None = No
         return high_rank(list(hole) + list(board))
     return max(high_rank(list(h) + list(b))
                for h in combinations(hole, use_hole) for b in combinations(board, 5 - use_hole))
+
+
+# --- the other rankings the variants of the PHH corpus need ---------------------------
+#
+# Every key below compares so that the better hand is the larger key, whatever the game
+# (low games negate), so a pot is won by the maximum in every game.
+
+LOW_VALUE = {r: v for v, r in enumerate("A23456789TJQK", start=1)}  # ace low (A-5 lowball, razz, badugi)
+
+
+def _shape(values: list[int]) -> tuple[int, ...]:
+    """(pair structure, ranks by count then rank, high to low) of five values."""
+    counts: dict[int, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    order = sorted(counts, key=lambda v: (counts[v], v), reverse=True)
+    shape = sorted(counts.values(), reverse=True)
+    cat = {(1, 1, 1, 1, 1): 0, (2, 1, 1, 1): 1, (2, 2, 1): 2, (3, 1, 1): 3, (3, 2): 4, (4, 1): 5}[tuple(shape)]
+    return (cat, *[v for v in order for _ in range(counts[v])])
+
+
+def _negate(key: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(-x for x in key)
+
+
+def razz_key(cards: Sequence[str]) -> tuple[int, ...]:
+    """Ace-to-five low, best five of the cards (razz, 001 stud family): straights and
+    flushes do not count, pairs do; the lowest hand wins."""
+    return max(_negate(_shape([LOW_VALUE[c[0]] for c in five])) for five in combinations(cards, 5))
+
+
+def low8_key(cards: Sequence[str], hole: Sequence[str] | None = None, board: Sequence[str] | None = None,
+             ) -> tuple[int, ...] | None:
+    """Eight-or-better low: five different ranks, all 8 or lower (ace low), or None.
+    With ``hole`` and ``board`` given, exactly two hole and three board cards (Omaha)."""
+    if hole is not None and board is not None:
+        fives: Any = (h + b for h in combinations(hole, 2) for b in combinations(board, 3))
+    else:
+        fives = combinations(cards, 5)
+    best: tuple[int, ...] | None = None
+    for five in fives:
+        values = sorted({LOW_VALUE[c[0]] for c in five}, reverse=True)
+        if len(values) == 5 and values[0] <= 8:
+            key = _negate((0, *values))
+            if best is None or key > best:
+                best = key
+    return best
+
+
+def _straight_top_ranks(ranks: set[int], wheel: bool) -> int:
+    if wheel and 14 in ranks:
+        ranks = ranks | {1}
+    for top in range(14, 4, -1):
+        if all(top - k in ranks for k in range(5)):
+            return top
+    return 0
+
+
+def deuce_to_seven_key(cards: Sequence[str]) -> tuple[int, ...]:
+    """Deuce-to-seven low of five cards: the worst high hand wins; straights and flushes
+    count, the ace is high only (A-2-3-4-5 is no straight)."""
+    if len(cards) != 5:
+        raise ValueError(f"a deuce-to-seven hand is 5 cards, not {len(cards)}")
+    values = [RANK_VALUE[c[0]] for c in cards]
+    flush = len({c[1] for c in cards}) == 1
+    top = _straight_top_ranks(set(values), wheel=False) if len(set(values)) == 5 else 0
+    shape = _shape(values)
+    if top and flush:
+        key: tuple[int, ...] = (STRAIGHT_FLUSH, top)
+    elif shape[0] == 5:
+        key = (QUADS, *shape[1:])
+    elif shape[0] == 4:
+        key = (FULL_HOUSE, *shape[1:])
+    elif flush:
+        key = (FLUSH, *shape[1:])
+    elif top:
+        key = (STRAIGHT, top)
+    else:
+        key = ({0: HIGH_CARD, 1: ONE_PAIR, 2: TWO_PAIR, 3: TRIPS}[shape[0]], *shape[1:])
+    return _negate(key)
+
+
+def badugi_key(cards: Sequence[str]) -> tuple[int, ...]:
+    """Badugi (ace-to-five): the most cards of different suits and different ranks play;
+    more cards beat fewer, then the lowest highest card, and so on."""
+    best: tuple[int, ...] | None = None
+    for size in range(min(4, len(cards)), 0, -1):
+        for sub in combinations(cards, size):
+            if len({c[1] for c in sub}) == size and len({c[0] for c in sub}) == size:
+                key = (size, *_negate(tuple(sorted((LOW_VALUE[c[0]] for c in sub), reverse=True))))
+                if best is None or key > best:
+                    best = key
+        if best is not None:
+            return best
+    raise ValueError("no badugi hand in no cards")
+
+
+def short_deck_key(cards: Sequence[str]) -> tuple[int, ...]:
+    """Short-deck (36 cards, 6 to ace) high hand: a flush beats a full house and
+    A-6-7-8-9 is the lowest straight."""
+    best: tuple[int, ...] | None = None
+    order = (HIGH_CARD, ONE_PAIR, TWO_PAIR, TRIPS, STRAIGHT, FULL_HOUSE, FLUSH, QUADS, STRAIGHT_FLUSH)
+    for five in combinations(cards, 5):
+        values = [RANK_VALUE[c[0]] for c in five]
+        flush = len({c[1] for c in five}) == 1
+        vs = set(values)
+        top = 0
+        if len(vs) == 5:
+            if vs == {14, 6, 7, 8, 9}:
+                top = 9
+            else:
+                top = _straight_top_ranks(vs, wheel=False)
+        shape = _shape(values)
+        if top and flush:
+            cat, rest = STRAIGHT_FLUSH, (top,)
+        elif shape[0] == 5:
+            cat, rest = QUADS, shape[1:]
+        elif flush:
+            cat, rest = FLUSH, shape[1:]
+        elif shape[0] == 4:
+            cat, rest = FULL_HOUSE, shape[1:]
+        elif top:
+            cat, rest = STRAIGHT, (top,)
+        else:
+            cat, rest = {0: HIGH_CARD, 1: ONE_PAIR, 2: TWO_PAIR, 3: TRIPS}[shape[0]], shape[1:]
+        key = (order.index(cat), *rest)
+        if best is None or key > best:
+            best = key
+    assert best is not None
+    return best
+
+
+def up_cards_key(cards: Sequence[str], ace_low: bool = False) -> tuple[int, ...]:
+    """Strength of 1-4 up cards for who acts first in stud (001 "オープンハンドの中で最強"):
+    high card < pair < two pair < trips < quads, then ranks; straights, flushes and suits
+    do not count."""
+    values = [(LOW_VALUE if ace_low else RANK_VALUE)[c[0]] for c in cards]
+    counts: dict[int, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    shape = tuple(sorted(counts.values(), reverse=True))
+    cat = {(1,): 0, (1, 1): 0, (1, 1, 1): 0, (1, 1, 1, 1): 0, (2,): 1, (2, 1): 1, (2, 1, 1): 1, (2, 2): 2,
+           (3,): 3, (3, 1): 3, (4,): 4}[shape]
+    order = sorted(counts, key=lambda v: (counts[v], v), reverse=True)
+    return (cat, *[v for v in order for _ in range(counts[v])])
