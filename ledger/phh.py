@@ -80,8 +80,10 @@ def _cards(text: str) -> list[str]:
     return [text[i:i + 2] for i in range(0, len(text), 2)]
 
 
-def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
-    """(round rules, [(kind, payload)], final engine state) for one PHH hand, or PhhError."""
+def hand_events(hand: dict[str, Any], complete: bool = True,
+                ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
+    """(round rules, [(kind, payload)], final engine state) for one PHH hand, or PhhError.
+    ``complete=False`` stops where the actions stop (for tests of a hand in progress)."""
     variant = hand.get("variant")
     if variant not in VARIANTS:
         raise PhhError(f"variant {variant!r} is not supported yet (supported: {', '.join(sorted(VARIANTS))})")
@@ -113,6 +115,9 @@ def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, d
     for key in ("min_bet", "small_bet", "big_bet", "bring_in"):
         if hand.get(key):
             rules[key] = _scaled(hand[key], factor)
+    for key in ("rake", "dead_blinds", "odd_chip", "limit_reopen_at_half", "open_pair_big_bet"):
+        if key in hand:  # house options beyond PHH (the ledger's own tests and producers)
+            rules[key] = hand[key]
     if decimals:
         rules["scale"] = str(Decimal(1).scaleb(-decimals))
     try:
@@ -171,7 +176,7 @@ def hand_events(hand: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, d
     if st.phase == "award":
         for award in award_events(st):
             emit("poker.award.v1", award, "award")
-    if st.phase != "done":
+    if st.phase != "done" and complete:
         raise PhhError(f"the history stops before the hand is over (it is in its {st.phase} phase)")
     return rules, events, st
 

@@ -2,26 +2,29 @@
 
 Seats are numbered 1..N in the PHH order: seat 1 is the first seat left of the button
 (the small blind), seat N the button; heads-up, seat 1 is the big blind and seat 2 the
-button, which posts the small blind and acts first before the flop (TDA 2013 rule 34
-"heads-up": 002_462257511cde0912.txt ヘッズアップ; PHH/pokerkit use the same order).
+button, which posts the small blind and acts first before the flop (TDA 2013 rule 33
+"ヘッズアップ時のボタン", 002_462257511cde0912.txt; PHH/pokerkit use the same order).
 
 Sources:
 - antes, blinds and straddles are posted before the cards, in seat order, each capped
   by the stack (000_c28081091adb3e2e.txt on missed and dead blinds; 002 TDA);
 - betting: first to act before the flop is the seat after the last blind or straddle,
   after it seat 1 (the first active seat left of the button). No-limit: a bet or raise is
-  at least the minimum bet and at least the previous full raise (TDA 2013 rule 40, the
-  50% rule is for verbal declarations and does not change the amount that counts); an
-  all-in for less than a full raise does not reopen the betting for players who have
-  already acted (TDA 41, "全額に満たないオールインはベッティングを再開しない"), unless
-  several short all-ins together make a full raise. Pot-limit: at most the pot after a
+  at least the minimum bet and at least the previous full raise (TDA 2013 rule 41A; its
+  50% rule turns a short raise into a full one before it is recorded: ``tda_raise_to``);
+  an all-in for less than a full raise does not reopen the betting for players who have
+  already acted (TDA 41B), unless several short all-ins together make a full raise; in
+  limit games TDA 41B reopens at half a full raise (house option ``limit_reopen_at_half``;
+  pokerkit and the PHH corpus need a full one). Pot-limit: at most the pot after a
   call. Fixed-limit: the small bet before the flop and on the flop, the big bet on the
   turn and river, at most 4 bets and raises per betting round, the blinds not counted
   (the cap as pokerkit counts it, so the corpus and the differential test agree; stud's
   own caps of 001 belong to the stud engine);
 - bets beyond what anyone can call are returned; side pots by contribution levels; a
-  pot is split between the best hands and the odd chip goes to the first winning seat
-  left of the button (002 TDA rule on odd chips; the house may configure otherwise);
+  pot is split between the best hands; the odd chip (TDA 19, house option ``odd_chip``)
+  goes to the first winning seat left of the button (board games), to the high card by
+  suit (stud, "high_card_by_suit"), or to the winner farthest from the dealer (004's home
+  rules, "farthest_from_dealer"); in a hi/lo split it goes to the high half;
 - showdown: the last aggressor of the final betting round shows first, else the first
   seat left of the button (002 TDA showdown order), and a hand that is not shown
   (mucked) cannot win (000 on tied hands and kickers).
@@ -124,6 +127,10 @@ VARIANTS = {
     "F2L3D": Variant("F2L3D", "fixed-limit deuce-to-seven triple draw", "fixed-limit", _draw(5, 3, True), ("low27",)),
     "N2L1D": Variant("N2L1D", "no-limit deuce-to-seven single draw", "no-limit", _draw(5, 1, False), ("low27",)),
     "FB": Variant("FB", "fixed-limit badugi", "fixed-limit", _draw(4, 3, True), ("badugi",)),
+    # Five-card draw, high (004 ファイブカードドロー): not a PHH standard code, nor a pokerkit
+    # game; these two codes are the ledger's own.
+    "N5D": Variant("N5D", "no-limit five-card draw", "no-limit", _draw(5, 1, False)),
+    "F5D": Variant("F5D", "fixed-limit five-card draw", "fixed-limit", _draw(5, 1, True)),
 }
 
 
@@ -150,6 +157,12 @@ class PokerRules(Strict):
     small_bet: Annotated[int, Field(ge=1)] | None = None
     big_bet: Annotated[int, Field(ge=1)] | None = None
     ante_trimming: bool = False
+    dead_blinds: list[Annotated[int, Field(ge=0)]] | None = None
+    """Per seat: a blind posted dead (into the pot, not as a bet), e.g. the small blind a
+    returning player owes (000 missed blinds: dead small blind, live big blind; the live
+    one is a negative entry of ``blinds_or_straddles``)."""
+    odd_chip: Literal["left_of_button", "high_card_by_suit", "farthest_from_dealer"] = "left_of_button"
+    limit_reopen_at_half: bool = False
     open_pair_big_bet: bool = False
     """Stud, 001 4th street: with an open pair showing, a bet or raise may be the big bet,
     and once it is, the rest of the street goes in big bets."""
@@ -160,7 +173,7 @@ class PokerRules(Strict):
 
 class PokerPost(Strict):
     seat: Annotated[int, Field(ge=1, le=10)]
-    type: Literal["ante", "blind"]
+    type: Literal["ante", "dead_blind", "blind"]
     amount: Annotated[int, Field(ge=0)]
 
 
@@ -297,10 +310,15 @@ def start_state(rules: PokerRules) -> PokerState:
         raise RuleViolation(f"{variant.structure} needs min_bet")
     stacks = [UNBOUNDED if s is None else s for s in rules.starting_stacks]
     antes = [min(_seat_value(rules.antes, n, i), stacks[i]) for i in range(n)]
+    dead = [min((rules.dead_blinds or [0] * n)[i] if i < len(rules.dead_blinds or []) else 0, stacks[i] - antes[i])
+            for i in range(n)]
     blinds = [min(abs(_seat_value(rules.blinds_or_straddles, n, i)), stacks[i] - antes[i]) for i in range(n)]
     st = PokerState(rules, variant, n, stacks, [0] * n, [0] * n, [True] * n, antes, blinds, [[] for _ in range(n)],
                     [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n)
-    st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]])
+    st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]]
+                         + [(i, "dead_blind", dead[i]) for i in range(n) if dead[i]])
+    st.antes = [antes[i] + dead[i] for i in range(n)]  # both are dead money in the first pot
+    st.blinds = [min(b, stacks[i] - st.antes[i]) for i, b in enumerate(blinds)]
     if not st.posts_due:
         _begin_blinds(st)
     return st
@@ -560,9 +578,22 @@ def pot_winners(st: PokerState, pot: Pot) -> dict[int, int]:
         if not winners or share == 0:
             continue
         wq, wr = divmod(share, len(winners))
-        for j, w in enumerate(winners):
-            out[w] = out.get(w, 0) + wq + (wr if j == 0 else 0)
+        first = _odd_chip_seat(st, winners)
+        for w in winners:
+            out[w] = out.get(w, 0) + wq + (wr if w == first else 0)
     return out
+
+
+def _odd_chip_seat(st: PokerState, winners: list[int]) -> int:
+    """Who takes the odd chip among tied winners (TDA 19; house option ``odd_chip``)."""
+    rule = st.rules.odd_chip
+    if rule == "high_card_by_suit":
+        def top(i: int) -> tuple[int, str]:
+            return max(("23456789TJQKA".index(c[0]), c[1]) for c in st.hole[i] if c != UNKNOWN)
+        return max(winners, key=top)
+    if rule == "farthest_from_dealer":  # 004: seats go clockwise from the dealer's left; the dealer is the button
+        return max(winners, key=lambda i: i if i != st.n - 1 else -1)
+    return min(winners)  # the first seat left of the button
 
 
 def _step(st: PokerState) -> int:
@@ -575,14 +606,17 @@ def _step(st: PokerState) -> int:
 def raise_limits(st: PokerState, i: int, big: bool = False) -> tuple[int, int] | str:
     """(min, max) total a bet, raise or completion may go to for seat ``i`` (0-based)."""
     to_call = st.to_call(i)
-    if to_call < st.raise_amount:
-        return "an all-in for less than a full raise does not reopen the betting (TDA 41)"
+    if to_call < st.raise_amount and not (st.rules.limit_reopen_at_half and st.variant.structure == "fixed-limit"):
+        return "an all-in for less than a full raise does not reopen the betting (TDA 41B)"
     max_count = 4 if st.variant.structure == "fixed-limit" else None
     if max_count is not None and st.raise_count >= max_count:
         return ("the betting is capped: at most 4 bets and raises in a betting round, the blinds and the"
                 " bring-in not counted (001 ベッティング: 'ベット額の上限は4倍'; pokerkit counts the same)")
-    if st.short_all_ins and sum(st.short_all_ins) < st.raise_amount and i in st.acted:
-        return "the player already acted and an all-in short of a full raise does not reopen the betting (TDA 41)"
+    needed = st.raise_amount
+    if st.rules.limit_reopen_at_half and st.variant.structure == "fixed-limit":
+        needed = (st.raise_amount + 1) // 2  # TDA 41B: in limit, half a full raise reopens
+    if st.short_all_ins and sum(st.short_all_ins) < needed and i in st.acted:
+        return "the player already acted and an all-in short of a full raise does not reopen the betting (TDA 41B)"
     if st.stacks[i] <= max(st.bets) - st.bets[i]:
         return "the player is covered by the bet already: only a call is possible"
     if not any(j != i and st.in_hand[j] and st.stacks[j] + st.bets[j] > max(st.bets) for j in range(st.n)):
@@ -671,7 +705,7 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
             low = high = to
             st.big_bets = True  # 001: the rest of 4th street goes in big bets
     if to is None or not low <= to <= high:
-        rule = {"no-limit": "at least the minimum bet and the last full raise (TDA 40)",
+        rule = {"no-limit": "at least the minimum bet and the last full raise (TDA 41A)",
                 "pot-limit": "between the minimum raise and the pot", "fixed-limit": "exactly the fixed bet size"}
         raise RuleViolation(f"seat {seat} {action} to {to}: the {st.variant.structure} limits here are {low} to {high},"
                             f" {rule[st.variant.structure]}")
@@ -950,6 +984,18 @@ def _copy(st: PokerState) -> PokerState:
     new.shown = dict(st.shown)
     new.pots = list(st.pots)
     return new
+
+
+def tda_raise_to(facing: int, last_full_raise: int, min_bet: int, put_to: int) -> tuple[str, int]:
+    """TDA 41A ("50%" rule): a raise to ``put_to`` when facing a bet of ``facing`` whose
+    last full raise was ``last_full_raise``: at least half the minimum raise makes a full
+    raise (to the minimum), less is a call. Returns (action, to)."""
+    step = max(last_full_raise, min_bet)
+    if put_to >= facing + step:
+        return "raise", put_to
+    if put_to - facing >= step / 2:
+        return "raise", facing + step
+    return "call", facing
 
 
 def award_events(st: PokerState) -> list[dict[str, Any]]:
