@@ -104,3 +104,35 @@ def test_agrees_with_pokerkit_on_random_hands() -> None:
         assert (mine[a] > mine[b]) == (theirs[a] > theirs[b]), (hands[a], hands[b])
         assert (mine[a] == mine[b]) == (theirs[a] == theirs[b]), (hands[a], hands[b])
     assert CATEGORIES[0] == "high card"
+
+
+@pytest.mark.parametrize("ours,theirs,size", [
+    ("razz", "RegularLowHand", 7), ("low8", "EightOrBetterLowHand", 7), ("low27", "StandardLowHand", 5),
+    ("badugi", "BadugiHand", 4), ("short_deck", "ShortDeckHoldemHand", 7),
+])
+def test_low_badugi_and_short_deck_rankings_agree_with_pokerkit(ours: str, theirs: str, size: int) -> None:
+    """Each ranking the variants need, against pokerkit's on random hands (pairs in order)."""
+    pokerkit = pytest.importorskip("pokerkit")
+    from ledger.games.poker_hands import badugi_key, deuce_to_seven_key, low8_key, razz_key, short_deck_key
+
+    mine_of = {"razz": razz_key, "low8": low8_key, "low27": deuce_to_seven_key, "badugi": badugi_key,
+               "short_deck": short_deck_key}[ours]
+    cls = getattr(pokerkit, theirs)
+    rng = random.Random(ours)
+    cards = [c for c in deck() if ours != "short_deck" or c[0] not in "2345"]
+    hands = [rng.sample(cards, size) for _ in range(2000)]
+    mine = [mine_of(h) for h in hands]
+    theirs_ = [cls.from_game("".join(h)) if ours != "low8" else _maybe(cls, h) for h in hands]
+    for a, b in zip(range(len(hands) - 1), range(1, len(hands))):
+        if ours == "low8" and (mine[a] is None or mine[b] is None):
+            assert (mine[a] is None) == (theirs_[a] is None) and (mine[b] is None) == (theirs_[b] is None)
+            continue
+        assert (mine[a] > mine[b]) == (theirs_[a] > theirs_[b]), (hands[a], hands[b])
+        assert (mine[a] == mine[b]) == (theirs_[a] == theirs_[b]), (hands[a], hands[b])
+
+
+def _maybe(cls, hand):  # type: ignore[no-untyped-def]
+    try:
+        return cls.from_game("".join(hand))
+    except ValueError:
+        return None

@@ -200,3 +200,20 @@ def test_five_card_draw_one_draw_high_hand_004() -> None:
                         "p3 sm QcQdJhJs2s"]}
     _, _, st = hand_events(hand)
     assert final_stacks(st) == [1200, 900, 900]
+
+
+def test_dead_button_no_small_blind_TDA_31() -> None:
+    # the small-blind seat is empty: seat 1 posts the big blind, seat 2 acts first preflop,
+    # seat 1 first after the flop
+    st, _ = play(["d dh p1 AcAd", "d dh p2 KcKd", "d dh p3 QcQd", "p2 cc", "p3 cc", "p1 cc", "d db 2h7s9d"],
+                 blinds_or_straddles=[100, 0, 0])
+    assert st.actor == 0 and sum(st.paid) == 300
+
+
+def test_burn_cards_are_recorded_and_count_as_dealt() -> None:
+    st, _ = play(DEAL3 + ["p3 cc", "p1 cc", "p2 cc"])
+    st = ENGINE.apply(st, "poker.burn.v1", {"card": "2h"})
+    with pytest.raises(RuleViolation, match="2h was already dealt"):
+        ENGINE.apply(st, "poker.deal.v1", {"seat": 0, "cards": ["2h", "7s", "9d"]})
+    with pytest.raises(RuleViolation, match="burned only before a later street"):
+        ENGINE.apply(play(DEAL3)[0], "poker.burn.v1", {"card": "3h"})

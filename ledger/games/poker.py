@@ -1,4 +1,6 @@
-"""Button poker (hold'em and Omaha; no-limit, pot-limit, fixed-limit) as a pure engine.
+"""Poker as a pure engine: hold'em, Omaha (hi and hi/lo), short-deck, seven-card stud
+(hi and hi/lo), razz, five-card draw, 2-7 single and triple draw, badugi; no-limit,
+pot-limit and fixed-limit (``VARIANTS``: the PHH codes, plus N5D/F5D).
 
 Seats are numbered 1..N in the PHH order: seat 1 is the first seat left of the button
 (the small blind), seat N the button; heads-up, seat 1 is the big blind and seat 2 the
@@ -38,8 +40,10 @@ every legal action and final stack; ``tests/test_poker_differential.py`` checks 
 Events after ``round.open.v1`` with ``rules`` (see ``PokerRules``):
 ``poker.post.v1`` {seat, type (ante|blind), amount}; ``poker.deal.v1`` {seat (0 for the
 board), cards} (hole cards may be ``"??"`` when unknown, as in hand histories);
-``poker.action.v1`` {seat, action (fold|check|call|bet|raise), to}: ``to`` is the total
-bet on this street after a bet or raise; ``poker.show.v1`` {seat, cards} (``[]`` mucks);
+``poker.action.v1`` {seat, action (fold|check|call|bet|raise|bring_in|complete), to}:
+``to`` is the total bet on this street after a bet, raise or completion;
+``poker.draw.v1`` {seat, discard} (``[]`` stands pat); ``poker.burn.v1`` {card} (before a
+later street; may be ``"??"``); ``poker.show.v1`` {seat, cards} (``[]`` mucks);
 ``poker.award.v1`` {pot, amount, rake, winners: [{seat, amount}]} for each pot in order.
 """
 
@@ -188,6 +192,10 @@ class PokerAction(Strict):
     to: Annotated[int, Field(ge=1)] | None = None
 
 
+class PokerBurn(Strict):
+    card: Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]
+
+
 class PokerDraw(Strict):
     seat: Annotated[int, Field(ge=1, le=10)]
     discard: Annotated[list[Annotated[str, Field(pattern=CARD_OR_UNKNOWN)]], Field(max_length=5)]
@@ -217,6 +225,7 @@ register_kind("poker.post.v1", PokerPost, "round", ROLES)
 register_kind("poker.deal.v1", PokerDeal, "round", ROLES)
 register_kind("poker.action.v1", PokerAction, "round", ROLES)
 register_kind("poker.draw.v1", PokerDraw, "round", ROLES)
+register_kind("poker.burn.v1", PokerBurn, "round", ROLES)
 register_kind("poker.show.v1", PokerShow, "round", ROLES)
 register_kind("poker.award.v1", PokerAward, "round", ROLES)
 
@@ -243,6 +252,7 @@ class PokerState:
     blinds: list[int]
     hole: list[list[str]]
     up: list[list[bool]]  # parallel to hole: the card is face up (stud)
+    burned: list[str] = field(default_factory=list)
     start_stacks: list[int] = field(default_factory=list)
     board: list[str] = field(default_factory=list)
     phase: str = "antes"  # antes, blinds, hole, board, draw, betting, showdown, award, done
@@ -741,7 +751,7 @@ def _deck_problem(st: PokerState, cards: list[str]) -> str | None:
     known = [c for c in cards if c != UNKNOWN]
     if st.variant.deck == "short" and any(c[0] in "2345" for c in known):
         return f"{next(c for c in known if c[0] in '2345')} is not in the 36-card short deck (six to ace)"
-    seen = {c for h in st.hole for c in h if c != UNKNOWN} | set(st.board)
+    seen = {c for h in st.hole for c in h if c != UNKNOWN} | set(st.board) | set(st.burned)
     dup = [c for c in known if c in seen] or [c for c in known if known.count(c) > 1]
     if dup:
         return f"{dup[0]} was already dealt (one deck)"
@@ -882,8 +892,8 @@ def final_stacks(st: PokerState) -> list[int]:
 
 class PokerEngine:
     game = "poker"
-    kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.show.v1",
-                       "poker.award.v1"})
+    kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.burn.v1",
+                       "poker.show.v1", "poker.award.v1"})
 
     def start(self, rules: dict[str, Any]) -> PokerState:
         try:
@@ -921,6 +931,14 @@ class PokerEngine:
             _act(st, p["seat"], p["action"], p.get("to"))
         elif kind == "poker.draw.v1":
             _draw(st, p["seat"], p["discard"])
+        elif kind == "poker.burn.v1":
+            if st.phase not in ("board", "hole") or st.street < 1:
+                raise RuleViolation(f"a card is burned only before a later street is dealt (the hand is in its"
+                                    f" {st.phase} phase)")
+            problem = _deck_problem(st, [p["card"]])
+            if problem:
+                raise RuleViolation(problem)
+            st.burned.append(p["card"])
         elif kind == "poker.show.v1":
             _show(st, p["seat"], p["cards"])
         elif kind == "poker.award.v1":
@@ -971,7 +989,7 @@ class PokerEngine:
 
 def _copy(st: PokerState) -> PokerState:
     new = copy.copy(st)
-    for name in ("stacks", "bets", "paid", "in_hand", "board", "history", "won", "short_all_ins"):
+    for name in ("stacks", "bets", "paid", "in_hand", "board", "history", "won", "short_all_ins", "burned"):
         setattr(new, name, list(getattr(st, name)))
     new.hole = [list(h) for h in st.hole]
     new.up = [list(u) for u in st.up]
