@@ -129,7 +129,7 @@ def hand_events(hand: dict[str, Any], complete: bool = True,
     def emit(kind: str, payload: dict[str, Any], where: str) -> None:
         nonlocal st
         try:
-            st = ENGINE.apply(st, kind, payload)
+            st = ENGINE.apply_in_place(st, kind, payload)  # a refusal drops the whole hand
         except RuleViolation as exc:
             raise PhhError(f"{where}: {exc.reason}") from None
         events.append((kind, payload))

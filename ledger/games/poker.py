@@ -253,6 +253,8 @@ class PokerState:
     hole: list[list[str]]
     up: list[list[bool]]  # parallel to hole: the card is face up (stud)
     burned: list[str] = field(default_factory=list)
+    seen: set = field(default_factory=set)  # every known card dealt, burned or shown (one deck)
+    discards: set = field(default_factory=set)  # drawn away: dealt again only once the stub is empty
     start_stacks: list[int] = field(default_factory=list)
     board: list[str] = field(default_factory=list)
     phase: str = "antes"  # antes, blinds, hole, board, draw, betting, showdown, award, done
@@ -406,7 +408,13 @@ def _begin_betting(st: PokerState) -> None:
     st.opener = _opener(st)
     order = deque(range(n))
     order.rotate(-st.opener)
-    st.actors = deque(i for i in order if st.in_hand[i] and st.stacks[i] and st.effective_stack(i))
+    totals = sorted(st.bets[j] + st.stacks[j] for j in range(n) if st.in_hand[j])
+    second = totals[-2] if len(totals) > 1 else None  # what anyone can lose is capped by the second-largest stack
+
+    def can_lose(i: int) -> bool:  # pokerkit's effective stack > 0
+        return second is not None and min(st.stacks[i], max(0, second - st.bets[i])) > 0
+
+    st.actors = deque(i for i in order if st.in_hand[i] and st.stacks[i] and can_lose(i))
     st.raise_amount = 0
     st.raise_count = 0
     st.big_bets = False
@@ -660,10 +668,17 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
         raise RuleViolation(f"no betting now (the hand is in its {st.phase} phase)")
     if st.actor != i:
         raise RuleViolation(f"seat {seat} acted out of turn: seat {st.actor + 1} is to act (TDA 38: action out of turn)")  # type: ignore[operator]
-    if action in ("fold", "check", "call", "bring_in") and to is not None:
+    if to is not None and action in ("fold", "check", "call", "bring_in"):
         raise RuleViolation(f"{action} takes no amount")
     if st.bring_in_due and action not in ("bring_in", "complete"):
         raise RuleViolation(f"seat {seat} brings in: it posts the bring-in or completes (001 BRING IN / COMPLETE)")
+    if action == "fold":
+        st.actors.popleft()
+        st.acted.add(i)
+        st.in_hand[i] = False
+        st.history.append((seat, "fold", None))
+        _after_action(st)
+        return
     to_call = st.to_call(i)
     if action == "bring_in":
         if not st.bring_in_due:
@@ -676,13 +691,6 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
         st.paid[i] += amount
         st.bring_in_due = False
         st.history.append((seat, "bring_in", amount))
-        _after_action(st)
-        return
-    if action == "fold":
-        st.actors.popleft()
-        st.acted.add(i)
-        st.in_hand[i] = False
-        st.history.append((seat, "fold", None))
         _after_action(st)
         return
     if action in ("check", "call"):
@@ -748,11 +756,17 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
 
 
 def _deck_problem(st: PokerState, cards: list[str]) -> str | None:
+    if (UNKNOWN not in cards and st.variant.deck == "standard" and st.seen.isdisjoint(cards)
+            and len(set(cards)) == len(cards) and (not st.discards or st.discards.isdisjoint(cards))):
+        return None  # the common case: fresh, distinct, known cards
     known = [c for c in cards if c != UNKNOWN]
     if st.variant.deck == "short" and any(c[0] in "2345" for c in known):
         return f"{next(c for c in known if c[0] in '2345')} is not in the 36-card short deck (six to ace)"
-    seen = {c for h in st.hole for c in h if c != UNKNOWN} | set(st.board) | set(st.burned)
+    seen = st.seen
     dup = [c for c in known if c in seen] or [c for c in known if known.count(c) > 1]
+    deck_size = 36 if st.variant.deck == "short" else 52
+    stub_empty = len(seen) + len(st.discards) >= deck_size
+    dup += [c for c in known if c in st.discards and not stub_empty]
     if dup:
         return f"{dup[0]} was already dealt (one deck)"
     return None
@@ -771,6 +785,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
         if len(cards) != want:
             raise RuleViolation(f"this street deals {want} board card(s), not {len(cards)}")
         st.board.extend(cards)
+        st.seen.update(cards)
         _street_dealt(st)
         return
     if st.phase != "hole" or not st.deal_due:
@@ -783,6 +798,8 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     st.deal_due.popleft()
     i = seat - 1
     st.hole[i] = st.hole[i] + list(cards)
+    st.seen.update(c for c in cards if c != UNKNOWN)
+    st.discards.difference_update(cards)  # a reshuffled discard is live again
     ups = st.spec.hole if st.spec.hole else (False,) * count
     st.up[i] = st.up[i] + list(ups)
     if not st.deal_due:
@@ -799,6 +816,8 @@ def _draw(st: PokerState, seat: int, discard: list[str]) -> None:
     for c in discard:
         if c in hand:
             hand.remove(c)
+            st.seen.discard(c)
+            st.discards.add(c)
         elif c == UNKNOWN and UNKNOWN in hand:
             hand.remove(UNKNOWN)
         else:
@@ -838,6 +857,7 @@ def _show(st: PokerState, seat: int, cards: list[str]) -> None:
             if any(c in others for c in merged if c != UNKNOWN):
                 raise RuleViolation(f"seat {seat} shows a card dealt elsewhere")
             cards = merged
+            st.seen.update(c for c in cards if c != UNKNOWN)
         st.hole[i] = list(cards)
     else:
         st.in_hand[i] = False  # a mucked hand cannot win (000 tied hands; TDA showdown)
@@ -903,7 +923,15 @@ class PokerEngine:
         return start_state(r)
 
     def apply(self, state: PokerState, kind: str, p: dict[str, Any]) -> PokerState:
-        st = _copy(state)
+        """The state after the event, as a new value (``state`` is left as it was)."""
+        return self.apply_in_place(_copy(state), kind, p)
+
+    def apply_in_place(self, st: PokerState, kind: str, p: dict[str, Any]) -> PokerState:
+        """For callers that replay a hand from its start and drop it on the first refusal
+        (import, replay, benchmarks): the same rules without copying the state."""
+        if kind == "poker.action.v1" and not st.posts_due:  # the most frequent event first
+            _act(st, p["seat"], p["action"], p.get("to"))
+            return st
         if kind == "poker.post.v1":
             if st.phase not in ("antes", "blinds") or not st.posts_due:
                 raise RuleViolation("no forced bet is due now")
@@ -939,6 +967,8 @@ class PokerEngine:
             if problem:
                 raise RuleViolation(problem)
             st.burned.append(p["card"])
+            if p["card"] != UNKNOWN:
+                st.seen.add(p["card"])
         elif kind == "poker.show.v1":
             _show(st, p["seat"], p["cards"])
         elif kind == "poker.award.v1":
@@ -1001,6 +1031,8 @@ def _copy(st: PokerState) -> PokerState:
     new.showdown_order = deque(st.showdown_order)
     new.shown = dict(st.shown)
     new.pots = list(st.pots)
+    new.seen = set(st.seen)
+    new.discards = set(st.discards)
     return new
 
 
