@@ -37,8 +37,8 @@ def _variant_files() -> list[str]:
     rows = list(csv.DictReader(open(CORPUS / "MANIFEST.tsv", encoding="utf-8"), delimiter="\t"))
     picked: dict[str, str] = {}
     for r in rows:
-        if r["variant"] in ("NT", "FT", "PO") and r["path"].startswith("wsop/"):
-            picked.setdefault(r["variant"], r["path"])
+        if r["path"].startswith(("wsop/", "historical/")) and "finishing_stacks" in (CORPUS / r["path"]).read_text():
+            picked.setdefault(r["variant"], r["path"])  # one hand per variant, with recorded stacks
     return sorted(picked.values())
 
 
