@@ -484,6 +484,89 @@ def export_phh(c: Context, round_id: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+# --- projections -------------------------------------------------------------------
+
+@main.group()
+def projections() -> None:
+    """The read-side views (balances, tables, rounds), kept beside the ledger."""
+
+
+def _progress(as_json: bool) -> Any:
+    last = [0.0]
+
+    def report(done: int, top: int) -> None:
+        now = time.monotonic()
+        if not as_json and (now - last[0] > 2 or done == top):
+            last[0] = now
+            click.echo(f"  ... {done}/{top} events applied", err=True)
+    return report
+
+
+@projections.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def projections_status(c: Context, as_json: bool) -> None:
+    """Each view's position (last event applied) and lag behind the ledger."""
+    from projections.runner import ViewStore
+
+    with _Guard(as_json), c.open() as store, ViewStore(store.url) as vs:
+        top = store.max_notification_id()
+        views = [{"view": n, "position": vs.position(n), "lag": top - vs.position(n)} for n in vs.views]
+    _emit(as_json, {"ledger_position": top, "views": views},
+          "\n".join([f"ledger at {top}"] + [f"  {v['view']:<10} position {v['position']:>8}  lag {v['lag']}"
+                                            for v in views]))
+
+
+@projections.command("run")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def projections_run(c: Context, as_json: bool) -> None:
+    """Catch every view up with the ledger (from where each stopped)."""
+    from projections.runner import ViewStore, catch_up
+
+    with _Guard(as_json), c.open() as store, ViewStore(store.url) as vs:
+        reports = catch_up(store, vs, progress=_progress(as_json))
+    _emit(as_json, {"views": [r.__dict__ for r in reports]},
+          "\n".join(f"{r.view}: {r.events} events applied, now at {r.position}" for r in reports))
+
+
+@projections.command("rebuild")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def projections_rebuild(c: Context, name: str | None, as_json: bool) -> None:
+    """Rebuild NAME (or every view) from the first event."""
+    from projections.runner import ViewStore, rebuild
+    from projections.views import VIEWS
+
+    if name is not None and name not in VIEWS:
+        _fail(as_json, f"no view {name!r}; views: {', '.join(VIEWS)}", EXIT_USAGE)
+    with _Guard(as_json), c.open() as store, ViewStore(store.url) as vs:
+        reports = rebuild(store, vs, [name] if name else None, progress=_progress(as_json))
+    _emit(as_json, {"views": [r.__dict__ for r in reports]},
+          "\n".join(f"{r.view}: rebuilt from zero, {r.events} events, now at {r.position}" for r in reports))
+
+
+@main.command()
+@click.argument("player", required=False)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def balances(c: Context, player: str | None, as_json: bool) -> None:
+    """Player balances: deposits - withdrawals + game results, per currency (views caught up first)."""
+    from projections.runner import ViewStore, catch_up
+
+    with _Guard(as_json), c.open() as store, ViewStore(store.url) as vs:
+        catch_up(store, vs, ["accounts"])
+        rows = vs.rows("accounts")["accounts"]
+    accounts = [{"player": a, "currency": cur, "deposits": d, "withdrawals": w, "game_net": g, "rounds": n,
+                 "balance": d - w + g} for a, cur, d, w, g, n in rows if player in (None, a)]
+    if player is not None and not accounts:
+        _fail(as_json, f"no account {player!r} in the ledger", EXIT_USAGE)
+    text = [f"{x['player']:<20} {x['currency']:<5} balance {x['balance']:>12}  (deposits {x['deposits']},"
+            f" withdrawals {x['withdrawals']}, games {x['game_net']} over {x['rounds']} rounds)" for x in accounts]
+    _emit(as_json, {"accounts": accounts}, "\n".join(text) or "no accounts")
+
+
 # --- game rules ----------------------------------------------------------------------
 
 HOUSE_EDGE_GAMES = {

@@ -381,8 +381,11 @@ class HighCardFlushEngine:
         for seat, items in settlements(state).items():
             x = _player(state, seat)
             for wager, o, paid in items:
-                rows.append({"seat": seat, "player": x.player, "wager": wager, "outcome": o, "paid": paid})
+                staked = x.raised if wager == "raise" else x.bet(wager)
+                rows.append({"seat": seat, "player": x.player, "wager": wager, "outcome": o, "paid": paid,
+                             "staked": staked})
         return {"qualified": qualifies(flush_rank(state.designated.cards)),  # type: ignore[union-attr]
+                "designated": state.designated.player,  # type: ignore[union-attr]
                 "settlements": rows}
 
 

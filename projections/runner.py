@@ -1,0 +1,179 @@
+"""Running the views: their rows and tracking positions, written together.
+
+Storage is eventsourcing's projection support: a ``TrackingRecorder`` (SQLite or
+PostgreSQL) keeps each view's position (the last notification id it has applied); the
+view's own tables live beside it, and every chunk of events is written as the view's row
+changes plus its new position in ONE database transaction. A crash (or SIGKILL) between
+chunks loses nothing and counts nothing twice: the next run starts after the last
+committed position.
+
+- SQLite: the views live in their own file beside the ledger (``<ledger>.views.db``),
+  because eventsourcing's SQLite tables are not prefixed per application.
+- PostgreSQL: the views live in the ledger's schema as ``view_<table>`` tables, with the
+  tracking table ``pitboss_view_tracking``.
+
+Subscriptions do not work on SQLite (eventsourcing 9.5), so the runner polls the ledger
+in notification order, on both backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eventsourcing.persistence import Tracking
+
+from ledger.events import event_from_stored
+from ledger.store import DatabaseURL, Store
+from projections.views import VIEWS, Add, Context, Put, View
+
+CHUNK = 2000
+
+
+class ViewStore:
+    """The views' tables and tracking positions in one database."""
+
+    def __init__(self, url: DatabaseURL, views: dict[str, View] | None = None):
+        self.url = url
+        self.views = views or VIEWS
+        self.postgres = url.backend == "postgres"
+        self.prefix = "view_" if self.postgres else ""
+        if self.postgres:
+            from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+
+            self.datastore: Any = PostgresDatastore(
+                dbname=url.dbname, host=url.host, port=url.port, user=url.user, password=url.password,
+                schema=url.schema, connect_timeout=5, pool_size=1, max_overflow=1)
+            self.recorder: Any = PostgresTrackingRecorder(self.datastore, tracking_table_name="pitboss_view_tracking")
+        else:
+            from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
+
+            assert url.path is not None
+            self.path = Path(str(url.path) + ".views.db")
+            self.datastore = SQLiteDatastore(db_name=str(self.path))
+            self.recorder = SQLiteTrackingRecorder(self.datastore)
+        self.recorder.create_table()
+        with self.datastore.transaction(commit=True) as c:
+            for view in self.views.values():
+                for t in view.tables:
+                    c.execute(self._ddl(t))
+
+    def close(self) -> None:
+        self.datastore.close()
+
+    def __enter__(self) -> ViewStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- SQL ----------------------------------------------------------------------------
+
+    def table_name(self, name: str) -> str:
+        if self.postgres:
+            return f'"{self.url.schema or "public"}".{self.prefix}{name}'
+        return name
+
+    def _ddl(self, t: Any) -> str:
+        cols = [f"{k} TEXT NOT NULL" for k in t.keys]
+        cols += [f"{c} {'TEXT' if c in t.text_columns else 'BIGINT'} NOT NULL" for c in t.columns]
+        return (f"CREATE TABLE IF NOT EXISTS {self.table_name(t.name)} ({', '.join(cols)},"
+                f" PRIMARY KEY ({', '.join(t.keys)}))")
+
+    def _op_sql(self, view: View, op: Add | Put) -> tuple[str, tuple[Any, ...]]:
+        t = next(t for t in view.tables if t.name == op.table)
+        ph = "%s" if self.postgres else "?"
+        names = list(t.keys) + list(t.columns)
+        placeholders = ", ".join([ph] * len(names))
+        if isinstance(op, Add):
+            updates = ", ".join(f"{c} = cur.{c} + excluded.{c}" for c in t.columns)
+            sql = (f"INSERT INTO {self.table_name(t.name)} AS cur ({', '.join(names)}) VALUES ({placeholders})"
+                   f" ON CONFLICT ({', '.join(t.keys)}) DO UPDATE SET {updates}")
+            return sql, tuple(op.key) + tuple(op.amounts)
+        sql = f"INSERT INTO {self.table_name(t.name)} ({', '.join(names)}) VALUES ({placeholders})"
+        return sql, tuple(op.key) + tuple(op.values)
+
+    def write(self, view: View, position: int, ops: list[Add | Put]) -> None:
+        """The view's row changes and its new position, in one transaction."""
+        with self.datastore.transaction(commit=True) as c:
+            self.recorder._insert_tracking(c, Tracking(view.name, position))
+            for op in ops:
+                c.execute(*self._op_sql(view, op))
+
+    def position(self, name: str) -> int:
+        return self.recorder.max_tracking_id(name) or 0
+
+    def reset(self, name: str) -> None:
+        """Forget a view: its rows and its position (for a rebuild from zero)."""
+        view = self.views[name]
+        tracking = "pitboss_view_tracking" if self.postgres else "tracking"
+        schema = f'"{self.url.schema or "public"}".' if self.postgres else ""
+        ph = "%s" if self.postgres else "?"
+        with self.datastore.transaction(commit=True) as c:
+            for t in view.tables:
+                c.execute(f"DELETE FROM {self.table_name(t.name)}")
+            c.execute(f"DELETE FROM {schema}{tracking} WHERE application_name = {ph}", (name,))
+
+    def rows(self, name: str) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of a view's tables, sorted (tests and reconciliation compare these)."""
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        with self.datastore.transaction(commit=False) as c:
+            for t in self.views[name].tables:
+                c.execute(f"SELECT {', '.join(list(t.keys) + list(t.columns))} FROM {self.table_name(t.name)}")
+                out[t.name] = sorted(tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in c.fetchall())
+        return out
+
+
+@dataclass
+class RunReport:
+    view: str
+    start: int
+    position: int
+    events: int
+
+
+def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None, chunk: int = CHUNK,
+             progress: Callable[[int, int], None] | None = None, stop_after: int | None = None) -> list[RunReport]:
+    """Apply every stored event after each view's position, chunk by chunk.
+
+    ``stop_after``: stop once this many chunks are written (tests of an interrupted run).
+    """
+    views = [vstore.views[n] for n in (names or vstore.views)]
+    starts = {v.name: vstore.position(v.name) for v in views}
+    positions = dict(starts)
+    counts = dict.fromkeys(positions, 0)
+    top = store.max_notification_id()
+    ctx = Context(store)
+    lo = min(positions.values(), default=top) + 1
+    written = 0
+    while lo <= top:
+        hi = min(lo + chunk - 1, top)
+        rows = store.row_range(lo, hi)
+        ops: dict[str, list[Add | Put]] = {v.name: [] for v in views}
+        for row in rows:
+            ev = event_from_stored(row.state)
+            for v in views:
+                if row.notification_id > positions[v.name]:
+                    ops[v.name].extend(v.handle(ev, ctx))
+                    counts[v.name] += 1
+        for v in views:
+            if hi > positions[v.name]:
+                vstore.write(v, hi, ops[v.name])
+                positions[v.name] = hi
+        written += 1
+        if progress:
+            progress(hi, top)
+        if stop_after is not None and written >= stop_after:
+            break
+        lo = hi + 1
+    return [RunReport(v.name, starts[v.name], positions[v.name], counts[v.name]) for v in views]
+
+
+def rebuild(store: Store, vstore: ViewStore, names: Iterable[str] | None = None,
+            progress: Callable[[int, int], None] | None = None) -> list[RunReport]:
+    names = list(names or vstore.views)
+    for n in names:
+        vstore.reset(n)
+    return catch_up(store, vstore, names, progress=progress)
