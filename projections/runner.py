@@ -41,7 +41,10 @@ class ViewStore:
         self.postgres = url.backend == "postgres"
         self.prefix = "view_" if self.postgres else ""
         if self.postgres:
-            from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+            from eventsourcing.postgres import (
+                PostgresDatastore,
+                PostgresTrackingRecorder,
+            )
 
             self.datastore: Any = PostgresDatastore(
                 dbname=url.dbname, host=url.host, port=url.port, user=url.user, password=url.password,
