@@ -484,6 +484,47 @@ def export_phh(c: Context, round_id: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+# --- dispute evidence ------------------------------------------------------------------
+
+@main.command()
+@click.argument("round_id")
+@click.option("-o", "--output", type=click.Path(file_okay=False), required=True, help="Directory to write the bundle to.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def evidence(c: Context, round_id: str, output: str, as_json: bool) -> None:
+    """Write ROUND_ID's evidence bundle: signed events, inclusion proofs, outcome, report.
+
+    Signs a new checkpoint first if none covers the round yet.
+    """
+    from ledger.evidence import write_bundle
+
+    with _Guard(as_json), c.open() as store:
+        manifest = write_bundle(store, c.keys, c.public, round_id, Path(output))
+    _emit(as_json, {"ok": True, "bundle": output, **manifest},
+          f"wrote {output}: {manifest['events']} events with inclusion proofs against checkpoint size"
+          f" {manifest['checkpoint_size']}; check it with 'pitboss verify-bundle {output}'")
+
+
+@main.command("verify-bundle")
+@click.argument("bundle", type=click.Path(exists=True, file_okay=False))
+@click.option("--anchor", default=None, help="The operator's house key (hex or a file): pin it rather than trust the bundle's copy.")
+@click.option("--vkey", default=None, help="The log's verifier key (text or a file): pin it rather than trust the bundle's copy.")
+@click.option("--json", "as_json", is_flag=True)
+def verify_bundle_cmd(bundle: str, anchor: str | None, vkey: str | None, as_json: bool) -> None:
+    """Check an evidence bundle offline (no database); exit 1 naming what does not hold."""
+    from ledger.evidence import verify_bundle
+
+    anchor_hex = _read_anchor(anchor).hex() if anchor else None
+    vkey_text = (Path(vkey).read_text().strip() if vkey and Path(vkey).is_file() else vkey)
+    problems, summary = verify_bundle(Path(bundle), anchor_hex, vkey_text)
+    ok = not problems
+    text = ([f"OK: {summary.get('verified_events')} events of {summary.get('round')} verified: signatures, keys,"
+             f" chains, inclusion in checkpoint size {summary.get('checkpoint_size')}, and the engine's outcome"]
+            if ok else ["NOT VERIFIED:"] + [f"  {p}" for p in problems])
+    _emit(as_json, {"ok": ok, "problems": problems, **summary}, "\n".join(text))
+    sys.exit(EXIT_OK if ok else EXIT_FAILED)
+
+
 # --- projections -------------------------------------------------------------------
 
 @main.group()
