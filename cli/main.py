@@ -525,6 +525,37 @@ def verify_bundle_cmd(bundle: str, anchor: str | None, vkey: str | None, as_json
     sys.exit(EXIT_OK if ok else EXIT_FAILED)
 
 
+@main.command()
+@click.option("--day", required=True, help="The gaming day, YYYY-MM-DD (UTC).")
+@click.option("--anchor", default=None, help="Pin the trust anchor (hex or a file).")
+@click.option("--workers", type=click.IntRange(1, 256), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def reconcile(c: Context, day: str, anchor: str | None, workers: int | None, as_json: bool) -> None:
+    """Reconcile a gaming day; exit 0 only when every check holds (1 lists each discrepancy)."""
+    import re
+
+    from projections.reconcile import reconcile_day
+
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        _fail(as_json, f"--day must be YYYY-MM-DD, not {day!r}", EXIT_USAGE)
+
+    def progress(msg: str) -> None:
+        if not as_json:
+            click.echo(f"  ... {msg}", err=True)
+
+    with _Guard(as_json), c.open() as store:
+        report = reconcile_day(store, day, public_dir=c.public.path,
+                               anchor=_read_anchor(anchor) if anchor else None, workers=workers, progress=progress)
+    text = [f"{day}: {report['rounds_closed']} rounds closed, {report['events_of_day']} events;"
+            f" {report['ledger_events_verified']} ledger events verified"]
+    text += [f"  {d['check']}: {d['stream']} seq {d['seq']}: {d['reason']}" for d in report["discrepancies"]]
+    text += [f"  not checked: {n}" for n in report["not_checked"]]
+    text.append("RECONCILED" if report["ok"] else f"NOT RECONCILED: {len(report['discrepancies'])} discrepancies")
+    _emit(as_json, report, "\n".join(text))
+    sys.exit(EXIT_OK if report["ok"] else EXIT_FAILED)
+
+
 # --- projections -------------------------------------------------------------------
 
 @main.group()

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.events import SignedEvent
+from ledger.events import EventError, SignedEvent
 from ledger.rounds import RoundState, open_round, step
 from projections.money import round_money
 
@@ -71,10 +71,16 @@ class Context:
         if stream not in self._rounds:
             events = self.store.stream_events(stream)
             rs = open_round(events[0])
-            for ev in events[1:]:
-                if ev.kind != "round.close.v1":
-                    rs = step(rs, ev)
-            outcome = rs.engine.outcome(rs.st) if rs.engine is not None else None
+            outcome = None
+            try:
+                for ev in events[1:]:
+                    if ev.kind != "round.close.v1":
+                        rs = step(rs, ev)
+                outcome = rs.engine.outcome(rs.st) if rs.engine is not None else None
+            except EventError:  # stored events the rules refuse (altered behind ingest): the round
+                outcome = None  # cannot be priced; reconciliation names the event
+            if outcome is not None and rs.engine is not None and rs.engine.close_problem(rs.st):
+                outcome = None  # closed "complete" without being finished: not priced either
             self._rounds = {stream: (rs, events[0], outcome)}  # rounds close once: keep one
         return self._rounds[stream]
 

@@ -1,0 +1,82 @@
+"""Nightly reconciliation (issue #5 point 6) on SQLite and PostgreSQL: a clean day
+reconciles; an altered event, a forged payout signed with a real (compromised) dealer key
+and written behind ingest's back, and a tampered view row are each named, exit 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+from ledger.games.baccarat import coup_events
+from ledger.games.cards import deck
+from ledger.producer import BatchBuilder
+from ledger.sample import producer_signer, write_sample_batch
+from ledger.timeutil import utc_now
+from projections.runner import ViewStore
+from tests.conftest import execute_sql
+from tests.helpers import ingest
+
+
+@pytest.fixture
+def day(ledger, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
+    batch = tmp_path / "b.jsonl"
+    write_sample_batch(ledger.store, ledger.keys, batch, 12)
+    assert ingest(ledger.store, batch.read_text().splitlines()).status == "stored"
+    return utc_now()[:10]
+
+
+def run(ledger, day: str) -> tuple[int, dict]:  # type: ignore[no-untyped-def,type-arg]
+    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", day, "--json"])
+    return res.exit_code, json.loads(res.stdout)
+
+
+def test_a_clean_day_reconciles(ledger, day: str) -> None:  # type: ignore[no-untyped-def]
+    code, report = run(ledger, day)
+    assert code == 0 and report["ok"] and report["rounds_closed"] == 12 == report["rounds_reconciled"]
+    assert report["discrepancies"] == []
+
+
+def test_an_altered_event_is_named(ledger, day: str) -> None:  # type: ignore[no-untyped-def]
+    row = next(r for r in ledger.store.rows() if r.kind == "baccarat.settle.v1")
+    col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    data = row.state.replace(b'"outcome":"', b'"outcome":"x', 1)
+    execute_sql(ledger.store, f"UPDATE {ledger.store.events_table} SET state=? WHERE {col}=?", (data, row.notification_id))
+    code, report = run(ledger, day)
+    assert code == 1
+    assert any(d["stream"] == row.stream and d["seq"] == row.seq for d in report["discrepancies"])
+
+
+def test_a_forged_payout_signed_by_a_compromised_dealer_key_is_caught(ledger, day: str) -> None:  # type: ignore[no-untyped-def]
+    dealer = producer_signer(ledger.store, ledger.keys, "dealer:sample", "dealer")
+    b = BatchBuilder(ledger.store.head)
+    rid = "round:sample-bac-1-forged"
+    head = ledger.store.head("shoe:" + next(r.stream for r in ledger.store.rows() if r.stream.startswith("shoe:"))[5:])
+    assert head is not None
+    b.add(dealer, rid, "round.open.v1", {"table": "sample-bac-1", "game": "baccarat", "rules": {},
+                                         "source": head.stream})
+    events = coup_events([("P001", "player", 1000)], iter(deck()))
+    for kind, payload in events:
+        if kind == "baccarat.settle.v1":  # the dealer's accomplice is paid whatever happened
+            payload = {"bet": 1, "outcome": "win", "paid": 2000, "commission": 0} if payload["paid"] != 2000 else \
+                {"bet": 1, "outcome": "win", "paid": 4000, "commission": 0}
+        b.add(dealer, rid, kind, payload)
+    b.add(dealer, rid, "round.close.v1", {"status": "complete"})
+    assert ingest(ledger.store, b.lines()).status == "rejected"  # ingest refuses it...
+    ledger.store.append(b.events)  # ...so the attacker writes it straight into the table
+    code, report = run(ledger, day)
+    assert code == 1
+    forged = [d for d in report["discrepancies"] if d["stream"] == rid]
+    assert forged and forged[0]["check"] == "rules" and "wrong settlement" in forged[0]["reason"]
+
+
+def test_a_tampered_view_row_is_named(ledger, day: str) -> None:  # type: ignore[no-untyped-def]
+    assert run(ledger, day)[0] == 0  # views caught up
+    with ViewStore(ledger.store.url) as vs, vs.datastore.transaction(commit=True) as c:
+        c.execute(f"UPDATE {vs.table_name('accounts')} SET deposits = deposits + 1")
+    code, report = run(ledger, day)
+    assert code == 1
+    assert any(d["check"] == "projection" and d["stream"] == "view:accounts" for d in report["discrepancies"])
