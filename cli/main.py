@@ -556,6 +556,50 @@ def reconcile(c: Context, day: str, anchor: str | None, workers: int | None, as_
     sys.exit(EXIT_OK if report["ok"] else EXIT_FAILED)
 
 
+@main.group()
+def aml() -> None:
+    """Anti-money-laundering flags (rules and thresholds: projections/aml.py)."""
+
+
+@aml.command("flags")
+@click.option("--day", default=None, help="Only flags of this gaming day (YYYY-MM-DD).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def aml_flags(c: Context, day: str | None, as_json: bool) -> None:
+    """Scan the ledger and list every flag (deterministic: the same ledger, the same flags)."""
+    from projections.aml import NOT_COVERED, scan_store
+
+    with _Guard(as_json), c.open() as store:
+        flags = [f for f in scan_store(store) if day in (None, f.day)]
+    text = [f"{f.id}  {f.day}  {f.rule:<20} {','.join(f.players):<24} {f.amount:>12}  {f.reason}" for f in flags]
+    _emit(as_json, {"flags": [f.to_json() for f in flags], "count": len(flags), "not_covered": NOT_COVERED},
+          "\n".join(text + [f"{len(flags)} flags"]))
+
+
+@aml.command("show")
+@click.argument("flag_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def aml_show(c: Context, flag_id: str, as_json: bool) -> None:
+    """One flag with the events that raised it."""
+    from projections.aml import scan_store
+
+    with _Guard(as_json), c.open() as store:
+        found = [f for f in scan_store(store) if f.id == flag_id]
+        if not found:
+            _fail(as_json, f"no flag {flag_id!r}", EXIT_USAGE)
+        flag = found[0]
+        events = []
+        for ref in flag.events:
+            stream, _, seq = ref.rpartition("#")
+            ev = store.event_at(stream, int(seq))
+            events.append(ev.to_dict() if ev else {"missing": ref})
+    text = [f"{flag.id} {flag.rule} {flag.day} players {', '.join(flag.players)} amount {flag.amount}", flag.reason]
+    text += [f"  {e.get('stream')} seq {e.get('seq')} {e.get('at')} {e.get('kind')} {json.dumps(e.get('payload'))}"
+             for e in events]
+    _emit(as_json, {**flag.to_json(), "event_details": events}, "\n".join(text))
+
+
 # --- projections -------------------------------------------------------------------
 
 @main.group()

@@ -27,6 +27,7 @@ HOUSE_BANKED = ("baccarat", "roulette", "sicbo", "blackjack")
 @dataclass
 class RoundMoney:
     nets: dict[str, int] = field(default_factory=dict)  # player -> net result
+    wagered: dict[str, int] = field(default_factory=dict)  # player -> amount put at risk
     staked: int = 0
     paid: int = 0
     commission: int = 0
@@ -42,6 +43,7 @@ def round_money(game: str, outcome: dict[str, Any] | None, status: str) -> Round
         for row in outcome.get("settlements", []):
             net = row["paid"] - row["staked"]
             out.nets[row["player"]] = out.nets.get(row["player"], 0) + net
+            out.wagered[row["player"]] = out.wagered.get(row["player"], 0) + row["staked"]
             out.staked += row["staked"]
             out.paid += row["paid"]
             out.commission += row.get("commission", 0)
@@ -55,6 +57,7 @@ def round_money(game: str, outcome: dict[str, Any] | None, status: str) -> Round
     if game == "poker":
         for seat in outcome.get("seats", []):
             out.nets[seat["player"]] = out.nets.get(seat["player"], 0) + seat["net"]
+            out.wagered[seat["player"]] = out.wagered.get(seat["player"], 0) + seat.get("put_in", 0)
         out.rake = sum(p["rake"] for p in outcome.get("pots", []))
         out.staked = sum(p["amount"] for p in outcome.get("pots", []))
         out.paid = out.staked - out.rake

@@ -1012,7 +1012,8 @@ class PokerEngine:
                      for k, p in enumerate(pots)],
             "seats": [{"seat": i + 1, "player": st.rules.players[i], "starting_stack": st.rules.starting_stacks[i],
                        "final_stack": None if st.rules.starting_stacks[i] is None else final_stacks(st)[i],
-                       "net": final_stacks(st)[i] - st.start_stacks[i]} for i in range(st.n)],
+                       "net": final_stacks(st)[i] - st.start_stacks[i], "put_in": st.paid[i] - st.bets[i]}
+                      for i in range(st.n)],
             "complete": st.phase == "done",
         }
 

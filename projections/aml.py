@@ -1,0 +1,175 @@
+"""AML flags: rules over the ledger's events, thresholds as configuration (issue #5 point 4).
+
+A scan reads every event in ledger order and is deterministic, so any flag can be
+reproduced by scanning again; each flag names its rule, the player(s), the amount and
+the events that raised it. Amounts are in minor units of the account's currency.
+
+Rules and default thresholds (``AmlConfig``), with where they come from:
+
+- ``cash_over_threshold``: a player's cash in (deposits) or cash out (withdrawals) in one
+  gaming day above ``report_threshold`` (default 1,000,000 = 10,000.00: the casino
+  currency-transaction report threshold, 31 CFR 1021.311; the EU's casino threshold is
+  EUR 2,000, Directive (EU) 2015/849 art. 11(d) — set it per operator);
+- ``structuring``: at least two cash transactions within 24 h, each between
+  ``structuring_band`` (default 90%) of the threshold and the threshold, that together
+  exceed it (31 U.S.C. 5324; the band is a house choice);
+- ``minimal_play``: cash in, then cash out the same gaming day, having wagered less than
+  ``minimal_play_ratio`` (default 10%) of the cash in (FinCEN FIN-2007-G005, "minimal
+  gaming" red flag);
+- ``rapid_in_out``: a withdrawal within ``rapid_minutes`` (default 60) of a deposit of
+  at least half its size, with less than ``minimal_play_ratio`` wagered in between;
+- ``chip_dumping``: in poker, one player's losses flowing to the same opponent in at
+  least ``dumping_hands`` (default 3) hands of a gaming day, at least ``dumping_ratio``
+  (default 10) times what flowed back (TDA 2013 rule 58: chip dumping and collusion).
+
+Not covered, for lack of data in the events today: transfers to third parties (the
+cash events carry no beneficiary) and restricted jurisdictions (no player residence is
+recorded). ``NOT_COVERED`` lists them in every report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from ledger.events import SignedEvent, event_from_stored
+from ledger.store import Store
+from ledger.timeutil import parse_utc
+from projections.money import round_money
+from projections.views import Context
+
+NOT_COVERED = ["transfers to third parties: cash events record no beneficiary",
+               "restricted jurisdictions: no player residence is recorded"]
+
+
+@dataclass(frozen=True)
+class AmlConfig:
+    report_threshold: int = 1_000_000
+    structuring_band: float = 0.9
+    minimal_play_ratio: float = 0.1
+    rapid_minutes: int = 60
+    dumping_hands: int = 3
+    dumping_ratio: float = 10.0
+
+
+@dataclass
+class Flag:
+    rule: str
+    players: list[str]
+    amount: int
+    day: str
+    reason: str
+    events: list[str] = field(default_factory=list)
+    id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Cash:
+    ev: SignedEvent
+    amount: int
+    deposit: bool
+
+    @property
+    def ref(self) -> str:
+        return f"{self.ev.stream}#{self.ev.seq}"
+
+
+def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None = None) -> list[Flag]:
+    cfg = config or AmlConfig()
+    cash: dict[str, list[_Cash]] = defaultdict(list)
+    wagers: dict[str, list[tuple[str, int, str]]] = defaultdict(list)  # player -> (at, wagered, round ref)
+    flows: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)  # (day, from, to) -> amounts
+    for ev in events:
+        if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
+            cash[ev.stream.split(":", 1)[1]].append(_Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
+        elif ev.kind == "round.close.v1":
+            rs, _, outcome = ctx.closed_round(ev.stream)
+            money = round_money(rs.game, outcome, ev.payload["status"])
+            ref = f"{ev.stream}#{ev.seq}"
+            for player, amount in money.wagered.items():
+                wagers[player].append((ev.at, amount, ref))
+            if rs.game == "poker":
+                losers = {p: -n for p, n in money.nets.items() if n < 0}
+                winners = {p: n for p, n in money.nets.items() if n > 0}
+                won = sum(winners.values())
+                for loser, lost in losers.items():
+                    for winner, gain in winners.items():
+                        flows[(ev.at[:10], loser, winner)].append((lost * gain // won, ref))
+    flags: list[Flag] = []
+    for player, items in sorted(cash.items()):
+        flags += _cash_rules(player, items, wagers.get(player, []), cfg)
+    flags += _dumping(flows, cfg)
+    for f in flags:
+        f.id = hashlib.sha256(f"{f.rule}|{','.join(f.players)}|{f.day}|{','.join(f.events)}".encode()).hexdigest()[:12]
+    return flags
+
+
+def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, str]], cfg: AmlConfig) -> list[Flag]:
+    out: list[Flag] = []
+    by_day: dict[str, list[_Cash]] = defaultdict(list)
+    for c in items:
+        by_day[c.ev.at[:10]].append(c)
+    for day, day_items in sorted(by_day.items()):
+        for deposit, label in ((True, "cash in"), (False, "cash out")):
+            chosen = [c for c in day_items if c.deposit == deposit]
+            total = sum(c.amount for c in chosen)
+            if total > cfg.report_threshold:
+                out.append(Flag("cash_over_threshold", [player], total, day,
+                                f"{label} of {total} in the gaming day exceeds the reporting threshold"
+                                f" {cfg.report_threshold}", [c.ref for c in chosen]))
+        ins = sum(c.amount for c in day_items if c.deposit)
+        outs = [c for c in day_items if not c.deposit]
+        wagered = sum(w for at, w, _ in wagers if at[:10] == day)
+        if ins and outs and wagered < cfg.minimal_play_ratio * ins:
+            out.append(Flag("minimal_play", [player], ins, day,
+                            f"cash in {ins} and out {sum(c.amount for c in outs)} the same day with only {wagered}"
+                            f" wagered (under {cfg.minimal_play_ratio:.0%} of the cash in)",
+                            [c.ref for c in day_items]))
+    near = [c for c in items if cfg.structuring_band * cfg.report_threshold <= c.amount < cfg.report_threshold]
+    used: set[str] = set()
+    for i, first in enumerate(near):
+        if first.ref in used:
+            continue
+        start = parse_utc(first.ev.at)
+        window = [c for c in near[i:] if parse_utc(c.ev.at) - start <= timedelta(hours=24)]
+        total = sum(c.amount for c in window)
+        if len(window) >= 2 and total > cfg.report_threshold:
+            used |= {c.ref for c in window}
+            out.append(Flag("structuring", [player], total, first.ev.at[:10],
+                            f"{len(window)} cash transactions within 24 h, each just under the threshold"
+                            f" {cfg.report_threshold}, {total} together", [c.ref for c in window]))
+    for d in (c for c in items if c.deposit):
+        t0 = parse_utc(d.ev.at)
+        for w in (c for c in items if not c.deposit):
+            t1 = parse_utc(w.ev.at)
+            if timedelta(0) <= t1 - t0 <= timedelta(minutes=cfg.rapid_minutes) and d.amount * 2 >= w.amount:
+                played = sum(x for at, x, _ in wagers if t0 <= parse_utc(at) <= t1)
+                if played < cfg.minimal_play_ratio * d.amount:
+                    out.append(Flag("rapid_in_out", [player], w.amount, d.ev.at[:10],
+                                    f"cash out {w.amount} {int((t1 - t0).total_seconds() // 60)} min after cash in"
+                                    f" {d.amount}, with {played} wagered between", [d.ref, w.ref]))
+                    break
+    return out
+
+
+def _dumping(flows: dict[tuple[str, str, str], list[tuple[int, str]]], cfg: AmlConfig) -> list[Flag]:
+    out: list[Flag] = []
+    for (day, loser, winner), items in sorted(flows.items()):
+        forward = sum(a for a, _ in items)
+        back = sum(a for a, _ in flows.get((day, winner, loser), []))
+        if len(items) >= cfg.dumping_hands and forward > 0 and forward >= cfg.dumping_ratio * back:
+            out.append(Flag("chip_dumping", [loser, winner], forward, day,
+                            f"{loser} lost {forward} to {winner} over {len(items)} hands, {back} flowed back",
+                            [ref for _, ref in items]))
+    return out
+
+
+def scan_store(store: Store, config: AmlConfig | None = None) -> list[Flag]:
+    return scan((event_from_stored(r.state) for r in store.rows()), Context(store), config)
