@@ -556,6 +556,37 @@ def reconcile(c: Context, day: str, anchor: str | None, workers: int | None, as_
     sys.exit(EXIT_OK if report["ok"] else EXIT_FAILED)
 
 
+@main.command()
+@click.argument("table_id")
+@click.option("--at", "at", default=None, help="As of this UTC time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z).")
+@click.option("--seq", type=click.IntRange(1), default=None, help="As of this seq of the table's own stream.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def table(c: Context, table_id: str, at: str | None, seq: int | None, as_json: bool) -> None:
+    """A table as it stood: open or closed, equipment, the round in progress, rounds closed."""
+    from ledger.timeutil import parse_utc
+    from projections.table_state import TableStateError, table_state
+
+    if at is not None:
+        try:
+            parse_utc(at)
+        except ValueError as exc:
+            _fail(as_json, f"--at: {exc}", EXIT_USAGE)
+    with _Guard(as_json), c.open() as store:
+        try:
+            st = table_state(store, table_id, at, seq)
+        except TableStateError as exc:
+            _fail(as_json, str(exc), EXIT_USAGE)
+    text = [f"table {st['table']} as of {st['as_of']}: {'open' if st['open'] else 'closed'}, game {st['game']},"
+            f" dealing {st['dealing'] or '-'}, currency {st['currency']}; {st['rounds_closed']} rounds closed"]
+    text += [f"  {e['stream']}: {e['stage']}, inspected by {', '.join(e['inspected_by']) or 'nobody'}"
+             + (f", last hand {e['last_hand_round']}" if e["last_hand_round"] else "") for e in st["equipment"]]
+    for r in st["open_rounds"]:
+        text.append(f"  round in progress {r['round']} ({r['game']}): {json.dumps(r['state'], sort_keys=True)}")
+    text += [f"  !! {p}" for p in st["problems"]]
+    _emit(as_json, st, "\n".join(text))
+
+
 @main.group()
 def aml() -> None:
     """Anti-money-laundering flags (rules and thresholds: projections/aml.py)."""
