@@ -763,6 +763,57 @@ def rules_house_edge(game: str, as_json: bool) -> None:
     _emit(as_json, data, "\n".join(text))
 
 
+# --- the casino-night demo ---------------------------------------------------------------
+
+@main.command()
+@click.option("--seed", type=int, default=7, show_default=True, help="The night's games, players and patterns.")
+@click.option("--hands", type=click.IntRange(7, 1_000_000), default=210, show_default=True, help="Rounds to deal.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
+              help="Where the evidence bundle goes (default: beside the SQLite ledger, or ./).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -> None:
+    """Simulate a casino night through the real producer path, then run the nightly jobs:
+    views, reconciliation of the day, AML flags, and one disputed round's evidence."""
+    from ledger.demo import run_demo
+    from projections.aml import scan_store
+    from projections.reconcile import reconcile_day
+    from projections.runner import ViewStore, catch_up
+
+    def say(msg: str) -> None:
+        if not as_json:
+            click.echo(f"  ... {msg}", err=True)
+
+    out = Path(output) if output else (c.db.path.parent if c.db.backend == "sqlite" and c.db.path else Path("."))
+    with _Guard(as_json), c.open() as store:
+        summary = run_demo(store, c.keys, c.public, out, seed=seed, hands=hands, progress=say)
+        say("bringing the views up to date")
+        with ViewStore(store.url) as vs:
+            catch_up(store, vs)
+        day = utc_now_day()
+        say(f"reconciling the gaming day {day}")
+        report = reconcile_day(store, day, public_dir=c.public.path, progress=say)
+        flags = [f for f in scan_store(store) if f.day == day]
+    summary.update(gaming_day=day, aml_flags=len(flags), reconciled=report["ok"],
+                   aml_rules=sorted({f.rule for f in flags}), discrepancies=len(report["discrepancies"]))
+    text = [f"casino night {day}: {summary['rounds']} rounds at {summary['tables']} tables, {summary['events']} signed"
+            f" events ingested",
+            f"reconciliation: {'RECONCILED' if report['ok'] else 'NOT RECONCILED'}"
+            f" ({report['rounds_closed']} rounds replayed)",
+            f"AML flags: {len(flags)} ({', '.join(summary['aml_rules'])}): pitboss aml flags",
+            f"disputed round {summary['disputed_round']}: evidence in {summary['evidence']}"
+            f" (pitboss verify-bundle {summary['evidence']})",
+            "balances: pitboss balances; tables: pitboss table TABLE_ID; replay: pitboss replay ROUND_ID"]
+    _emit(as_json, summary, "\n".join(text))
+    sys.exit(EXIT_OK if report["ok"] else EXIT_FAILED)
+
+
+def utc_now_day() -> str:
+    from ledger.timeutil import utc_now
+
+    return utc_now()[:10]
+
+
 # --- sample producer -------------------------------------------------------------------
 
 @main.command()

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from cli.main import main
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
+from ledger.house import create_key
 from ledger.phh import hand_events
 from ledger.producer import BatchBuilder
-from ledger.house import create_key
 from ledger.sample import write_sample_batch
 from projections.aml import AmlConfig, scan_store
 from tests.helpers import ingest
