@@ -38,7 +38,7 @@ from ledger.kinds import KEYRING_STREAM
 from ledger.merkle import ProofError
 from ledger.note import NoteError
 from ledger.proofs import inclusion_proof_text, verify_inclusion_proof
-from ledger.rounds import derived_draws, open_round, step
+from ledger.rounds import derived_draws, walk
 from ledger.store import Store
 
 FORMAT = "pitboss.evidence.v1"
@@ -71,19 +71,12 @@ def round_evidence_events(store: Store, leaves: LeafIndex, stream: str) -> list[
 
 def replay_outcome(events: list[SignedEvent], stream: str) -> dict[str, Any]:
     """The round walked through its engine: derived outcome, recorded results, problems."""
-    rs = None
-    problems: list[str] = []
-    recorded: list[dict[str, Any]] = []
-    status = None
-    for ev in (e for e in events if e.stream == stream):
-        if ev.kind.endswith((".settle.v1", ".award.v1")):
-            recorded.append({"seq": ev.seq, "kind": ev.kind, **ev.payload})
-        if ev.kind == "round.close.v1":
-            status = ev.payload["status"]
-        try:
-            rs = open_round(ev) if ev.kind == "round.open.v1" else step(rs, ev)  # type: ignore[arg-type]
-        except EventError as exc:
-            problems.append(f"{stream} seq {ev.seq}: {exc.reason}")
+    mine = [e for e in events if e.stream == stream]
+    recorded = [{"seq": ev.seq, "kind": ev.kind, **ev.payload} for ev in mine
+                if ev.kind.endswith((".settle.v1", ".award.v1"))]
+    status = next((ev.payload["status"] for ev in mine if ev.kind == "round.close.v1"), None)
+    rs, refused = walk(mine)
+    problems = [f"{stream} seq {seq}: {exc.reason}" for seq, exc in refused]
     derived = rs.engine.outcome(rs.st) if rs is not None and rs.engine is not None else None
     return {"round": stream, "game": rs.game if rs else None, "status": status, "derived": derived,
             "recorded": recorded, "rng": derived_draws(rs) if rs is not None else None, "differences": problems}

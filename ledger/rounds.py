@@ -83,6 +83,23 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
     return replace(rs, st=rs.engine.apply(rs.st, kind, p), game_events=rs.game_events + 1)
 
 
+def walk(events: list[SignedEvent]) -> tuple[RoundState | None, list[tuple[int, EventError]]]:
+    """A stored round's events, round.open first, walked in order: the state after the
+    last event the rules accept, and every (seq, refusal) on the way. For readers of
+    stored rounds (evidence, reconciliation, views); ingest refuses at the first."""
+    rs: RoundState | None = None
+    refused: list[tuple[int, EventError]] = []
+    for ev in events:
+        try:
+            if ev.kind == "round.open.v1":
+                rs = open_round(ev)
+            elif rs is not None:
+                rs = step(rs, ev)
+        except EventError as exc:
+            refused.append((ev.seq, exc))
+    return rs, refused
+
+
 def derived_draws(rs: RoundState) -> dict[str, Any] | None:
     """For replay: the RNG draws recomputed from the revealed seed beside the recorded ones."""
     if not rs.rng or rs.engine is None:
@@ -96,4 +113,4 @@ def derived_draws(rs: RoundState) -> dict[str, Any] | None:
     return out
 
 
-__all__ = ["EventError", "RoundState", "derived_draws", "open_round", "step"]
+__all__ = ["EventError", "RoundState", "derived_draws", "open_round", "step", "walk"]

@@ -34,10 +34,10 @@ from typing import Any
 
 import orjson
 
-from ledger.events import EventError
-from ledger.rounds import open_round, step
+from ledger.rounds import walk
 from ledger.store import DatabaseURL, Store
 from ledger.verify import verify_ledger
+from projections.aml import NOT_COVERED, scan_store
 from projections.money import round_money
 from projections.runner import ViewStore, catch_up
 
@@ -67,13 +67,8 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     rounds_ok = 0
     for stream in closed:
         events = store.stream_events(stream)
-        rs = None
-        problems = []
-        for ev in events:
-            try:
-                rs = open_round(ev) if ev.kind == "round.open.v1" else step(rs, ev)  # type: ignore[arg-type]
-            except EventError as exc:
-                problems.append({"check": "rules", "stream": stream, "seq": ev.seq, "reason": exc.reason})
+        rs, refused = walk(events)
+        problems = [{"check": "rules", "stream": stream, "seq": seq, "reason": exc.reason} for seq, exc in refused]
         if rs is not None and not problems:
             status = events[-1].payload.get("status", "")
             money = round_money(rs.game, rs.engine.outcome(rs.st) if rs.engine else None, status)
@@ -101,8 +96,6 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
                             discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
                                                   "reason": f"row {row} is missing"})
     say("scanning for AML flags")
-    from projections.aml import NOT_COVERED, scan_store
-
     flags = [f for f in scan_store(store) if f.day == day]
     return {
         "day": day,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.events import EventError, SignedEvent
-from ledger.rounds import RoundState, open_round, step
+from ledger.events import SignedEvent
+from ledger.rounds import RoundState, walk
 from projections.money import round_money
 
 
@@ -70,17 +70,12 @@ class Context:
         """(the round's state, its round.open event, the engine's outcome) at its close."""
         if stream not in self._rounds:
             events = self.store.stream_events(stream)
-            rs = open_round(events[0])
+            rs, refused = walk(events)
+            assert rs is not None  # the round's first event is its round.open (stored only so)
             outcome = None
-            try:
-                for ev in events[1:]:
-                    if ev.kind != "round.close.v1":
-                        rs = step(rs, ev)
-                outcome = rs.engine.outcome(rs.st) if rs.engine is not None else None
-            except EventError:  # stored events the rules refuse (altered behind ingest): the round
-                outcome = None  # cannot be priced; reconciliation names the event
-            if outcome is not None and rs.engine is not None and rs.engine.close_problem(rs.st):
-                outcome = None  # closed "complete" without being finished: not priced either
+            # a round the rules refuse (events altered behind ingest) is not priced; reconciliation names it
+            if not refused and rs.engine is not None and not rs.engine.close_problem(rs.st):
+                outcome = rs.engine.outcome(rs.st)
             self._rounds = {stream: (rs, events[0], outcome)}  # rounds close once: keep one
         return self._rounds[stream]
 
