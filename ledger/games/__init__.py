@@ -16,9 +16,13 @@ a re-telling. States are immutable values: ``apply`` returns a new one.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from ledger.events import EventError
+from pydantic import BaseModel, ValidationError
+
+from ledger.events import EventError, describe_validation_error
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class RuleViolation(EventError):
@@ -43,6 +47,15 @@ class Engine(Protocol):
     def snapshot(self, state: Any) -> dict[str, Any]: ...
 
     def outcome(self, state: Any) -> dict[str, Any]: ...
+
+
+def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
+    """A round's house options (``round.open.rules``) as the game's rules model, or a
+    RuleViolation naming what is wrong."""
+    try:
+        return model.model_validate(rules)
+    except ValidationError as exc:
+        raise RuleViolation(f"{game} rules: {describe_validation_error(exc)}") from None
 
 
 def close_betting(state: Any) -> Any:
@@ -83,4 +96,4 @@ from ledger.games import roulette as _roulette
 from ledger.games import sicbo as _sicbo
 
 __all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_blackjack", "_high_card_flush", "_poker", "_roulette", "_sicbo", "check_settle_target",
-           "close_betting", "register_engine", "unsettled"]
+           "close_betting", "parse_rules", "register_engine", "unsettled"]

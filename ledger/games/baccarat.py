@@ -28,13 +28,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ledger.events import describe_validation_error
 from ledger.games import (
     RuleViolation,
     check_settle_target,
     close_betting,
+    parse_rules,
     register_engine,
     unsettled,
 )
@@ -174,10 +174,7 @@ class BaccaratEngine:
     kinds = frozenset({"baccarat.bet.v1", "baccarat.no_more_bets.v1", "baccarat.card.v1", "baccarat.settle.v1"})
 
     def start(self, rules: dict[str, Any]) -> BaccaratState:
-        try:
-            return BaccaratState(BaccaratRules.model_validate(rules))
-        except ValidationError as exc:
-            raise RuleViolation(f"baccarat rules: {describe_validation_error(exc)}") from None
+        return BaccaratState(parse_rules(BaccaratRules, rules, "baccarat"))
 
     def apply(self, state: BaccaratState, kind: str, payload: dict[str, Any]) -> BaccaratState:
         if kind == "baccarat.bet.v1":

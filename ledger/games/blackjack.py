@@ -39,10 +39,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, close_betting, register_engine
+from ledger.games import RuleViolation, close_betting, parse_rules, register_engine
 from ledger.games.cards import CARD_PATTERN
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -366,10 +365,7 @@ class BlackjackEngine:
                        "blackjack.action.v1", "blackjack.settle.v1"})
 
     def start(self, rules: dict[str, Any]) -> BlackjackState:
-        try:
-            return BlackjackState(BlackjackRules.model_validate(rules))
-        except ValidationError as exc:
-            raise RuleViolation(f"blackjack rules: {describe_validation_error(exc)}") from None
+        return BlackjackState(parse_rules(BlackjackRules, rules, "blackjack"))
 
     def apply(self, state: BlackjackState, kind: str, payload: dict[str, Any]) -> BlackjackState:
         if kind == "blackjack.bet.v1":

@@ -48,10 +48,9 @@ from fractions import Fraction
 from math import comb
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, close_betting, register_engine
+from ledger.games import RuleViolation, close_betting, parse_rules, register_engine
 from ledger.games.cards import CARD_PATTERN
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -268,10 +267,7 @@ class HighCardFlushEngine:
                        "hcf.decision.v1", "hcf.settle.v1"})
 
     def start(self, rules: dict[str, Any]) -> HcfState:
-        try:
-            return HcfState(HcfRules.model_validate(rules))
-        except ValidationError as exc:
-            raise RuleViolation(f"high card flush rules: {describe_validation_error(exc)}") from None
+        return HcfState(parse_rules(HcfRules, rules, "high card flush"))
 
     def apply(self, state: HcfState, kind: str, p: dict[str, Any]) -> HcfState:
         if kind == "hcf.designate.v1":

@@ -54,10 +54,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ledger.events import describe_validation_error
-from ledger.games import RuleViolation, register_engine
+from ledger.games import RuleViolation, parse_rules, register_engine
 from ledger.games.poker_hands import (
     badugi_key,
     best_of,
@@ -916,11 +915,7 @@ class PokerEngine:
                        "poker.show.v1", "poker.award.v1"})
 
     def start(self, rules: dict[str, Any]) -> PokerState:
-        try:
-            r = PokerRules.model_validate(rules)
-        except ValidationError as exc:
-            raise RuleViolation(f"poker rules: {describe_validation_error(exc)}") from None
-        return start_state(r)
+        return start_state(parse_rules(PokerRules, rules, "poker"))
 
     def apply(self, state: PokerState, kind: str, p: dict[str, Any]) -> PokerState:
         """The state after the event, as a new value (``state`` is left as it was)."""

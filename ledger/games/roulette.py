@@ -35,13 +35,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ledger.events import describe_validation_error
 from ledger.games import (
     RuleViolation,
     check_settle_target,
     close_betting,
+    parse_rules,
     register_engine,
     unsettled,
 )
@@ -188,10 +188,7 @@ class RouletteEngine:
     kinds = frozenset({"roulette.bet.v1", "roulette.no_more_bets.v1", "roulette.result.v1", "roulette.settle.v1"})
 
     def start(self, rules: dict[str, Any]) -> RouletteState:
-        try:
-            r = RouletteRules.model_validate(rules)
-        except ValidationError as exc:
-            raise RuleViolation(f"roulette rules: {describe_validation_error(exc)}") from None
+        r = parse_rules(RouletteRules, rules, "roulette")
         pays = dict(DEFAULT_PAYS)
         for key, value in (r.pays or {}).items():
             if key not in pays:

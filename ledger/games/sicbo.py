@@ -28,13 +28,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from ledger.events import describe_validation_error
 from ledger.games import (
     RuleViolation,
     check_settle_target,
     close_betting,
+    parse_rules,
     register_engine,
     unsettled,
 )
@@ -149,10 +149,7 @@ class SicBoEngine:
     kinds = frozenset({"sicbo.bet.v1", "sicbo.no_more_bets.v1", "sicbo.result.v1", "sicbo.settle.v1"})
 
     def start(self, rules: dict[str, Any]) -> SicBoState:
-        try:
-            r = SicBoRules.model_validate(rules)
-        except ValidationError as exc:
-            raise RuleViolation(f"sic bo rules: {describe_validation_error(exc)}") from None
+        r = parse_rules(SicBoRules, rules, "sic bo")
         pays = dict(DEFAULT_PAYS)
         for key, value in (r.pays or {}).items():
             if key not in pays:
