@@ -43,6 +43,18 @@ def night_batch(store: Store, p: Producers, rounds: int = 3, table: str = "bac-1
     return b
 
 
+def add_round(b: BatchBuilder, signer: Signer, rid: str, table: str, game: str, events: list, *,  # type: ignore[type-arg]
+              rules: dict | None = None, close: bool = True) -> BatchBuilder:  # type: ignore[type-arg]
+    """A round of ``game`` at ``table`` into ``b``: its round.open, the (kind, payload)
+    events, and a complete round.close unless ``close`` is False."""
+    b.add(signer, rid, "round.open.v1", {"table": table, "game": game, "rules": rules or {}})
+    for kind, payload in events:
+        b.add(signer, rid, kind, payload)
+    if close:
+        b.add(signer, rid, "round.close.v1", {"status": "complete"})
+    return b
+
+
 def ingest(store: Store, lines: list[str]) -> IngestReport:
     return ingest_lines(store, lines)
 

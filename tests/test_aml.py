@@ -17,7 +17,7 @@ from ledger.phh import hand_events
 from ledger.producer import BatchBuilder
 from ledger.sample import write_sample_batch
 from projections.aml import AmlConfig, scan_store
-from tests.helpers import ingest
+from tests.helpers import add_round, ingest
 
 T = "2026-11-20T{}Z"
 SINCE = "2026-11-01T00:00:00Z"  # the planted history is dated before today: keys valid since
@@ -81,11 +81,7 @@ def test_chip_dumping_between_the_same_pair_is_flagged_TDA_58(ledger) -> None:  
                 "actions": [f"d dh p1 {strong}", f"d dh p2 {weak}", "d dh p3 6h6s", "p3 f", "p1 cbr 3000",
                             "p2 cbr 10000", "p1 f"]}
         rules, events, _ = hand_events(hand)
-        rid = f"round:P-{n}"
-        b.add(importer, rid, "round.open.v1", {"table": "P", "game": "poker", "rules": rules})
-        for kind, payload in events:
-            b.add(importer, rid, kind, payload)
-        b.add(importer, rid, "round.close.v1", {"status": "complete"})
+        add_round(b, importer, f"round:P-{n}", "P", "poker", events, rules=rules)
     assert ingest(ledger.store, b.lines()).status == "stored", "hands must be legal"
     flags = [f for f in scan_store(ledger.store) if f.rule == "chip_dumping"]
     assert [(f.players, f.amount, len(f.events)) for f in flags] == [(["DUMPER", "RECEIVER"], 12_000, 4)]

@@ -9,10 +9,17 @@ from typing import Any
 import pytest
 
 from ledger.games import RuleViolation
-from ledger.games.blackjack import BlackjackEngine, dealer_distribution, house_edge, next_card, phase, total
+from ledger.games.blackjack import (
+    BlackjackEngine,
+    dealer_distribution,
+    house_edge,
+    next_card,
+    phase,
+    total,
+)
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest, open_table
+from tests.helpers import add_round, ingest, open_table
 
 ENGINE = BlackjackEngine()
 
@@ -285,12 +292,7 @@ SCRIPT = [
 
 
 def _batch(ledger, dealer, events):  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
-    b.add(dealer, "round:BJ-1", "round.open.v1", {"table": "BJ", "game": "blackjack", "rules": {}})
-    for kind, p in events:
-        b.add(dealer, "round:BJ-1", kind, p)
-    b.add(dealer, "round:BJ-1", "round.close.v1", {"status": "complete"})
-    return b
+    return add_round(BatchBuilder(ledger.store.head), dealer, "round:BJ-1", "BJ", "blackjack", events)
 
 
 def test_a_round_is_stored_and_replays(ledger) -> None:  # type: ignore[no-untyped-def]

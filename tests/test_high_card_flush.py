@@ -12,12 +12,19 @@ import pytest
 from ledger.games import RuleViolation
 from ledger.games.cards import deck
 from ledger.games.high_card_flush import (
-    HighCardFlushEngine, bonus_distributions, deal_order, flush_rank, house_edge, longest_run, qualifies, settle_order,
+    HighCardFlushEngine,
+    bonus_distributions,
+    deal_order,
+    flush_rank,
+    house_edge,
+    longest_run,
+    qualifies,
+    settle_order,
     straight_flush_length,
 )
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest, open_table
+from tests.helpers import add_round, ingest, open_table
 
 ENGINE = HighCardFlushEngine()
 
@@ -176,12 +183,7 @@ def test_house_edge_of_the_seed_paytables() -> None:
 # --- at ingest -----------------------------------------------------------------------
 
 def _batch(ledger, dealer, events):  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
-    b.add(dealer, "round:H-1", "round.open.v1", {"table": "H", "game": "high-card-flush", "rules": {}})
-    for kind, p in events:
-        b.add(dealer, "round:H-1", kind, p)
-    b.add(dealer, "round:H-1", "round.close.v1", {"status": "complete"})
-    return b
+    return add_round(BatchBuilder(ledger.store.head), dealer, "round:H-1", "H", "high-card-flush", events)
 
 
 def test_a_round_is_stored_and_a_wrong_settlement_refused(ledger) -> None:  # type: ignore[no-untyped-def]

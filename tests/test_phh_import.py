@@ -15,7 +15,7 @@ from ledger.phh import hand_events, load_hands
 from ledger.phh_import import export_round
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest, open_table
+from tests.helpers import add_round, ingest, open_table
 from tests.test_phh_corpus import CORPUS
 
 NT = "pluribus/100/10.phh"
@@ -101,10 +101,8 @@ START = [("poker.post.v1", {"seat": 1, "type": "blind", "amount": 50}),
 
 def _refused(ledger, events, reason: str, rules=RULES) -> None:  # type: ignore[no-untyped-def]
     dealer = open_table(ledger, "P1", "poker", seats=9)
-    b = BatchBuilder(ledger.store.head)
-    b.add(dealer, "round:P1-1", "round.open.v1", {"table": "P1", "game": "poker", "rules": rules})
-    for kind, p in events:
-        b.add(dealer, "round:P1-1", kind, p)
+    b = add_round(BatchBuilder(ledger.store.head), dealer, "round:P1-1", "P1", "poker", events, rules=rules,
+                  close=False)
     before = dump_rows(ledger.store)
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and dump_rows(ledger.store) == before
