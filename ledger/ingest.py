@@ -27,6 +27,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from eventsourcing.persistence import PersistenceError
+
+from ledger import penalties, tournaments
 from ledger.canonical import GENESIS_PREV
 from ledger.equipment import (
     EQUIPMENT_FOR_GAME,
@@ -41,8 +44,9 @@ from ledger.games import RuleViolation
 from ledger.keyring import KeyRing
 from ledger.kinds import KEYRING_STREAM, stream_type_of
 from ledger.rounds import RoundState, open_round, step
-from ledger.store import ConflictError, Store, StoreError
+from ledger.store import AlreadyStoredError, ConflictError, Store, StoreError
 from ledger.streams import check_lifecycle
+from ledger.timeutil import parse_utc
 
 MAX_BATCH_EVENTS = 200_000
 
@@ -103,11 +107,14 @@ class _BatchState:
         self.rounds: dict[str, RoundState] = {}
         # equipment stream -> its state as of the accepted events (ledger.equipment)
         self.equipment: dict[str, Equipment] = {}
+        # tournament stream -> its state as of the accepted events (ledger.tournaments)
+        self.tournaments: dict[str, tournaments.Tournament | None] = {}
 
     def prefetch(self, events: list[SignedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
         wanted = {ev.stream for ev in events}
         wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
+        wanted |= {f"table:{ev.stream[6:]}" for ev in events if ev.stream.startswith("chips:")}
         wanted -= self.heads.keys()
         found = self.store.heads(sorted(wanted))
         for stream in wanted:
@@ -120,6 +127,15 @@ class _BatchState:
 
     def event_at(self, stream: str, seq: int) -> SignedEvent | None:
         return self.pending.get((stream, seq)) or self.store.event_at(stream, seq)
+
+    def forget_stored(self) -> None:
+        """After a batch is stored: its events are in the store, and a closed round takes
+        no more events (its head and state would only be read again to refuse one)."""
+        self.pending.clear()
+        closed = [s for s, h in self.heads.items() if h is not None and h.kind == "round.close.v1"]
+        for stream in closed:
+            del self.heads[stream]
+            self.rounds.pop(stream, None)
 
     def advance(self, ev: SignedEvent) -> None:
         self.heads[ev.stream] = ev
@@ -145,7 +161,47 @@ class _BatchState:
         if ev.kind == "round.open.v1":
             self.check_source(ev)
             return open_round(ev)
+        if ev.kind == "ruling.v1":
+            self.check_cited(ev)
         return step(self.round(ev.stream), ev)
+
+    def so_far(self, stream: str) -> list[SignedEvent]:
+        """A stream's stored events and those accepted earlier in this run."""
+        stored = self.store.stream_events(stream)
+        head = self.head(stream)
+        return stored + [self.pending[(stream, n)] for n in range(len(stored) + 1, (head.seq if head else 0) + 1)
+                         if (stream, n) in self.pending]
+
+    def judge_other(self, ev: SignedEvent) -> None:
+        """Penalties and seats (ledger.penalties)."""
+        if ev.kind == "penalty.v1":
+            penalties.judge_penalty(ev.payload)
+            self.check_cited(ev)
+        elif ev.kind in ("seat.join.v1", "seat.leave.v1"):
+            player = ev.stream.split(":", 1)[1]
+            penalties.judge_seat(self.so_far(ev.stream)[:ev.seq - 1], ev, self.so_far(f"penalty:{player}"))
+        elif ev.kind == "ruling.key_compromise.v1":
+            entry = self.ring.keys.get(ev.payload["key_id"])
+            for ref in ev.payload["acts_on"]:
+                stream, _, seq = ref.rpartition("#")
+                cited = self.event_at(stream, int(seq))
+                if cited is None or cited.key_id != ev.payload["key_id"]:
+                    raise RuleViolation(f"{ref} is not an event signed by key {ev.payload['key_id']}")
+                if entry is None or not entry.status_at(parse_utc(cited.at)):
+                    raise RuleViolation(f"{ref} is not untrusted: key {ev.payload['key_id']} was not revoked at its"
+                                        " time")
+
+    def check_cited(self, ev: SignedEvent) -> None:
+        """A ruling or penalty acts on events that exist; a rollback cites the server crash (ledger.rulings)."""
+        cited = []
+        for ref in ev.payload["acts_on"]:
+            stream, _, seq = ref.rpartition("#")
+            found = self.event_at(stream, int(seq))
+            if found is None:
+                raise RuleViolation(f"the ruling acts on {ref}, which is not in the ledger")
+            cited.append(found)
+        if ev.payload.get("effect") == "rollback" and not any(c.kind == "incident.server_crash.v1" for c in cited):
+            raise RuleViolation("a rollback cites the incident.server_crash.v1 event it follows (000 refund policy)")
 
     def check_source(self, ev: SignedEvent) -> None:
         """round.open names how it is dealt, as its table declares (ledger.equipment)."""
@@ -176,6 +232,35 @@ class _BatchState:
                 return None
             self.equipment[stream] = fold(stream, stored, self.role_of)
         return self.equipment[stream]
+
+    def tournament(self, stream: str) -> tournaments.Tournament | None:
+        if stream not in self.tournaments:
+            self.tournaments[stream] = tournaments.fold(stream, self.store.stream_events(stream), self.tournament)
+        return self.tournaments[stream]
+
+    def judge_tournament(self, ev: SignedEvent) -> tournaments.Tournament:
+        t = self.tournament(ev.stream)
+        if ev.kind == "tournament.open.v1":
+            if t is not None:
+                raise RuleViolation(f"{ev.stream} is already open")
+            target_id = ev.payload.get("seats_in")
+            if target_id is not None:
+                target = self.tournament(f"tournament:{target_id}")
+                if target is None or target.rules["buy_in"] != ev.payload.get("seat_value"):
+                    raise RuleViolation(f"a satellite's seat_value is the buy-in less the fee of tournament:{target_id},"
+                                        " which must be open (000 seat award policy)")
+            return tournaments.open_tournament(ev.stream, ev.payload)
+        if t is None:
+            raise RuleViolation(f"{ev.stream} must start with tournament.open.v1")
+        if ev.kind == "tournament.disqualify.v1":
+            stream, _, seq = ev.payload["penalty"].rpartition("#")
+            penalty = self.event_at(stream, int(seq))
+            if (penalty is None or penalty.kind != "penalty.v1" or penalty.payload["offence"] != "disqualification"
+                    or stream != f"penalty:{ev.payload['player']}"
+                    or f"tournament:{penalty.payload.get('tournament')}" != ev.stream):
+                raise RuleViolation(f"{ev.payload['penalty']} is not a disqualification of {ev.payload['player']} from"
+                                    f" {ev.stream} (TDA 2013 rule 58 D)")
+        return tournaments.apply(t, ev.kind, ev.payload, self.tournament)
 
     def judge_equipment(self, ev: SignedEvent) -> Equipment:
         eq = self.equipment_state(ev.stream) or Equipment(ev.stream)
@@ -272,6 +357,10 @@ def _check_items(
                     state.rounds[ev.stream] = state.judge_round(ev)
                 elif stype in EQUIPMENT_TYPES:
                     state.equipment[ev.stream] = state.judge_equipment(ev)
+                elif stype == "tournament":
+                    state.tournaments[ev.stream] = state.judge_tournament(ev)
+                elif stype in ("penalty", "seat", "ruling"):
+                    state.judge_other(ev)
         except EventError as exc:
             rejections.append(Rejection(no, ev.stream, ev.seq, exc.check, exc.reason))
             if exc.check in ("schema", "hash", "chain"):
@@ -305,6 +394,9 @@ def _ingest(
     else:
         try:
             ids = store.append(events)
+        except AlreadyStoredError as exc:
+            report.status = "duplicate"
+            report.message = str(exc)
         except ConflictError as exc:
             report.status = "conflict"
             report.message = str(exc)
@@ -318,25 +410,72 @@ def _ingest(
     return report
 
 
-def ingest_batches(store: Store, batches: Iterable[list[str] | list[bytes]]) -> list[IngestReport]:
+class IngestSession:
+    """Consecutive atomic batches against one store, each checked against the store plus
+    the batches stored before it in the session (one key ring and set of stream heads
+    carried through). What a stored batch added is then read from the store, not kept:
+    a long run (a day's import, the 100,000-round demo) holds one batch at a time. After
+    a batch that is not stored the session starts afresh from the store."""
+
+    def __init__(self, store: Store, retries: int = 0, backoff: float = 0.5):
+        self.store = store
+        self.retries, self.backoff = retries, backoff
+        self.attempts = 0  # every try, retries included (for reports)
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self.ring = load_keyring(self.store)
+        self.state = _BatchState(self.store, self.ring)
+        self._stale = False
+
+    def send(self, lines: list[str] | list[bytes]) -> IngestReport:
+        """One batch, stored whole or not at all. A database failure (connection dropped,
+        server restarting) is retried ``retries`` times, waiting ``backoff`` seconds and
+        doubling: safe, because a batch that was in fact committed before the failure comes
+        back as a replay ("duplicate") rather than being stored twice. Each retry checks the
+        batch against the store as re-read, never against what the failed attempt's checks
+        assumed. (eventsourcing's PostgreSQL recorder also retries an insert whose connection
+        dropped; when the first insert had committed, the store reports AlreadyStoredError
+        and the batch is a "duplicate" too.)"""
+        items = parse_lines(lines)
+        for attempt in range(self.retries + 1):
+            self.attempts += 1
+            try:
+                if self._stale:  # checking a failed attempt advanced heads and key ring: re-read
+                    self._fresh()
+                report = _ingest(self.store, items, self.ring, self.state)
+            except (StoreError, PersistenceError) as exc:  # the database failed (a conflict is reported by _ingest)
+                self._stale = True
+                text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if not isinstance(exc, StoreError):
+                    text = f"the database failed, nothing of this batch was stored: {text}"
+                report = IngestReport("failed", len(items), message=text)
+            if report.status != "failed" or attempt == self.retries:
+                break
+            time.sleep(self.backoff * 2 ** attempt)
+        if report.ok:
+            self.state.forget_stored()
+        elif report.status == "failed" or any(
+                not isinstance(it, Rejection) and it.stream == KEYRING_STREAM for _, it in items):
+            self._stale = True  # re-read the store (and key ring) before the next batch
+        else:
+            self.state = _BatchState(self.store, self.ring)
+        return report
+
+
+def ingest_batches(store: Store, batches: Iterable[list[str] | list[bytes]], retries: int = 0,
+                   backoff: float = 0.5) -> list[IngestReport]:
     """Ingest consecutive batches, each atomic; stop at the first one not stored.
 
-    For files too large to be one transaction (a day's export, an import): each batch is
-    checked against the store plus the earlier batches of the run (one key ring and one
-    set of stream heads carried through) and appended whole or not at all. The batches
-    before a refused, conflicting or failed one stay stored; later ones are not
-    attempted. (Overlapping a batch's commit with the next one's checks in a thread was
-    measured slower here: both compete for the GIL.)
+    For files too large to be one transaction (a day's export, an import): an
+    ``IngestSession``. The batches before a refused, conflicting or failed one stay
+    stored; later ones are not attempted. (Overlapping a batch's commit with the next
+    one's checks in a thread was measured slower here: both compete for the GIL.)
     """
     reports: list[IngestReport] = []
-    ring = load_keyring(store)
-    state = _BatchState(store, ring)
+    session = IngestSession(store, retries, backoff)
     for lines in batches:
-        items = parse_lines(lines)
-        try:
-            report = _ingest(store, items, ring, state)
-        except StoreError as exc:  # the database failed mid-run (a conflict is reported by _ingest)
-            report = IngestReport("failed", len(items), message=str(exc))
+        report = session.send(lines)
         reports.append(report)
         if not report.ok:
             break

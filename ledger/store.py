@@ -52,6 +52,15 @@ class ConflictError(StoreError):
     """Another writer stored an event at a (stream, seq) this batch wanted."""
 
 
+class AlreadyStoredError(ConflictError):
+    """The batch's (stream, seq) places are taken by exactly its events (same hashes).
+
+    Happens when a commit succeeded but its acknowledgement was lost (the connection
+    dropped after COMMIT reached the server) and eventsourcing's recorder retried the
+    insert on its own; or another writer sent the very same signed events. Either way
+    the batch is in the store once, as sent."""
+
+
 @dataclass(frozen=True)
 class DatabaseURL:
     backend: str  # "sqlite" | "postgres"
@@ -109,6 +118,7 @@ class DatabaseURL:
             "POSTGRES_PASSWORD": self.password,
             "POSTGRES_SCHEMA": self.schema,
             "POSTGRES_CONNECT_TIMEOUT": "5",
+            "POSTGRES_PRE_PING": "y",  # a connection the server dropped (restart) is replaced, not reused
             "POSTGRES_LOCK_TIMEOUT": "30",
             "ORIGINATOR_ID_TYPE": "text",
             "POSTGRES_ENABLE_DB_FUNCTIONS": "no",
@@ -160,6 +170,17 @@ class LedgerPostgresRecorder(PostgresApplicationRecorder):
     lock and notification: only the wire format differs. Installed through the
     library's APPLICATION_RECORDER_TOPIC setting.
     """
+
+    def _lock_table(self, curs: Any) -> None:
+        """Serialize writers as the library's EXCLUSIVE table lock does (each batch gets
+        its notification ids and commits before the next one gets any, so readers never
+        pass a gap that fills later), with a transaction-scoped advisory lock instead:
+        LOCK TABLE in EXCLUSIVE mode needs UPDATE, DELETE or TRUNCATE privilege, which an
+        append-only service role must not have (``setup_append_only``). Every pitboss
+        writer takes this lock, so the order is the same."""
+        curs.execute(f"SET LOCAL lock_timeout = '{int(self.datastore.lock_timeout)}s'")
+        curs.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                     (f"pitboss:{self.datastore.schema}.{self.events_table_name}",))
 
     def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         self._lock_table(curs)
@@ -240,6 +261,11 @@ class Store:
         try:
             recordings = self.app.events.put(list(events))
         except IntegrityError as exc:
+            if self._all_stored_as_sent(events):
+                raise AlreadyStoredError(
+                    "every event of this batch is already stored with the same hash (an earlier"
+                    " attempt committed before its connection dropped); nothing stored twice"
+                ) from None
             raise ConflictError(
                 "another writer stored an event at a (stream, seq) of this batch while it"
                 " was being checked; nothing of this batch was stored; re-read and retry"
@@ -247,6 +273,13 @@ class Store:
         except PersistenceError as exc:
             raise StoreError(f"storing the batch failed, nothing was stored: {_first_line(exc)}") from None
         return [r.notification.id for r in recordings]
+
+    def _all_stored_as_sent(self, events: Sequence[SignedEvent]) -> bool:
+        try:
+            return all((got := self.event_at(ev.stream, ev.seq)) is not None and got.hash == ev.hash
+                       for ev in events)
+        except PersistenceError:
+            return False
 
     # --- reading -------------------------------------------------------------------
     def head(self, stream: str) -> SignedEvent | None:
@@ -312,6 +345,21 @@ class Store:
             curs.execute(sql, (lo, hi))
             return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
 
+    def rows_of_kind(self, kind: str) -> list[Row]:
+        """Every stored event of one kind, in notification order (a scan in the database)."""
+        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        if self.url.backend == "sqlite":
+            with ds.transaction(commit=False) as c:
+                c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
+                          " WHERE topic = ? ORDER BY rowid", (kind,))
+                return [Row(*r) for r in c.fetchall()]
+        from psycopg.rows import tuple_row
+
+        with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(f"SELECT notification_id, originator_id, originator_version, topic, state FROM"
+                         f" {self.events_table} WHERE topic = %s ORDER BY notification_id", (kind,))
+            return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
+
     def rows(self, start: int = 1, page: int = 5000) -> Iterator[Row]:
         """Every stored event in notification order, read page by page."""
         stop = self.max_notification_id()
@@ -364,3 +412,53 @@ def _ensure_pg_schema(db: DatabaseURL) -> None:
     except psycopg.Error as exc:
         raise StoreError(f"cannot open {db.redacted()}: {_first_line(exc)}") from None
 
+
+
+def setup_append_only(db: DatabaseURL, service_role: str | None = None) -> list[str]:
+    """Make the ledger's events table append-only at the database (PostgreSQL; issue #7):
+
+    - a trigger refusing UPDATE and DELETE of any row, and TRUNCATE, for every role
+      (the table owner and superusers included: they would have to drop the trigger
+      first, which is itself a logged DDL statement);
+    - with ``service_role``, a login role for the ingest service that may SELECT and
+      INSERT the events table (and use its notification-id sequence) and nothing else:
+      no UPDATE, DELETE or TRUNCATE, no DDL.
+
+    Idempotent. Returns what was done, one line each."""
+    import psycopg
+    from psycopg import sql
+
+    if db.backend != "postgres":
+        raise StoreError("append-only at the database needs PostgreSQL; on SQLite, protect the file"
+                         " (read-only for everyone but the ingest service) and rely on 'pitboss verify'")
+    schema = db.schema or "public"
+    table = sql.Identifier(schema, PG_TABLE)
+    func = sql.Identifier(schema, "pitboss_refuse_change")
+    done = []
+    try:
+        with psycopg.connect(**db.connect_kwargs(), autocommit=True) as conn:
+            conn.execute(sql.SQL(
+                "CREATE OR REPLACE FUNCTION {} () RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                " RAISE EXCEPTION 'pitboss: the ledger is append-only: % of % refused', TG_OP, TG_TABLE_NAME;"
+                " END $$").format(func))
+            for name, when in (("pitboss_append_only", "BEFORE UPDATE OR DELETE ON {} FOR EACH ROW"),
+                               ("pitboss_no_truncate", "BEFORE TRUNCATE ON {} FOR EACH STATEMENT")):
+                conn.execute(sql.SQL("DROP TRIGGER IF EXISTS {} ON {}").format(sql.Identifier(name), table))
+                conn.execute(sql.SQL("CREATE TRIGGER {} " + when + " EXECUTE FUNCTION {} ()").format(
+                    sql.Identifier(name), table, func))
+            done.append(f"trigger: UPDATE, DELETE and TRUNCATE of {schema}.{PG_TABLE} refused for every role")
+            if service_role:
+                role = sql.Identifier(service_role)
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (service_role,)).fetchone()
+                if not exists:
+                    conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+                conn.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(table, role))
+                conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), role))
+                conn.execute(sql.SQL("GRANT SELECT, INSERT ON {} TO {}").format(table, role))
+                conn.execute(sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {} TO {}").format(
+                    sql.Identifier(schema), role))
+                done.append(f"role {service_role}: SELECT and INSERT on {schema}.{PG_TABLE} only"
+                            " (no UPDATE, DELETE, TRUNCATE)")
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot make {db.redacted()} append-only: {_first_line(exc)}") from None
+    return done

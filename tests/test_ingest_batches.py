@@ -55,3 +55,84 @@ def test_cli_batch_size(ledger, tmp_path) -> None:  # type: ignore[no-untyped-de
     data = json.loads(res.stdout)
     assert data["ok"] and data["stored"] == len(lines) and len(data["batches"]) == 3
     assert ingest(ledger.store, lines).status == "duplicate"
+
+
+def test_a_batch_committed_before_its_acknowledgement_was_lost_is_a_duplicate(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Issue #7 point 2: the connection drops after COMMIT reached the server and
+    eventsourcing's PostgreSQL recorder retries the insert (CI saw this as a "conflict"
+    that stopped a retried ingest). The batch's places are taken by exactly its events:
+    the store says so (AlreadyStoredError) and the batch counts as a duplicate; a batch
+    whose places hold other events is still a conflict."""
+    import pytest
+
+    from ledger.events import parse_event, parse_json_line
+    from ledger.ingest import _BatchState, _ingest, load_keyring, parse_lines
+    from ledger.producer import BatchBuilder
+    from ledger.store import AlreadyStoredError, ConflictError
+
+    def event_from_line(line: str):  # type: ignore[no-untyped-def]
+        return parse_event(parse_json_line(line))
+
+    p = make_producers(ledger)
+    lines = night_batch(ledger.store, p, rounds=4).lines()
+    items = parse_lines(lines)
+    ring = load_keyring(ledger.store)
+    state = _BatchState(ledger.store, ring)
+    state.prefetch([ev for _, ev in items])  # checked before the "first attempt" committed
+    events = [event_from_line(line) for line in lines]
+    ledger.store.append(events)  # that first attempt's commit
+    before = dump_rows(ledger.store)
+    with pytest.raises(AlreadyStoredError):
+        ledger.store.append(events)
+    report = _ingest(ledger.store, items, ring, state)
+    assert report.status == "duplicate" and report.ok and "already stored" in report.message
+    assert dump_rows(ledger.store) == before  # nothing stored twice
+
+    def deposit(amount: int) -> list:  # type: ignore[type-arg]
+        b = BatchBuilder(ledger.store.head)
+        b.add(p.cage, "account:P9", "cash.deposit.v1", {"amount": amount, "currency": "EUR", "method": "card",
+                                                         "reference": f"d{amount}"})
+        return [event_from_line(line) for line in b.lines()]
+
+    first, rival = deposit(100), deposit(200)  # both built on the same head: the same place
+    ledger.store.append(first)
+    with pytest.raises(ConflictError) as exc:
+        ledger.store.append(rival)
+    assert not isinstance(exc.value, AlreadyStoredError)
+
+
+def test_a_retry_checks_the_batch_against_the_store_not_the_failed_attempt(ledger, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue #7 point 2: an attempt whose append failed had already advanced the session's
+    stream heads while checking; if the store could not be re-read before the retry, the
+    retry must not judge the batch against those heads (it would call the batch a replay
+    of itself and report "duplicate" with nothing stored)."""
+    import ledger.ingest as ingest_mod
+    from ledger.ingest import IngestSession
+    from ledger.store import StoreError
+
+    p = make_producers(ledger)
+    lines = night_batch(ledger.store, p, rounds=5).lines()
+    base = ledger.store.count()
+    real_append, real_keyring = ledger.store.append, ingest_mod.load_keyring
+    faults = {"append": 1, "keyring": 1}
+
+    def failing_append(events):  # type: ignore[no-untyped-def]
+        if faults["append"]:
+            faults["append"] -= 1
+            raise StoreError("storing the batch failed, nothing was stored: server closed the connection")
+        return real_append(events)
+
+    def failing_keyring(store):  # type: ignore[no-untyped-def]
+        if faults["keyring"] and not faults["append"]:
+            faults["keyring"] -= 1
+            raise StoreError("cannot read the key ring: the database is restarting")
+        return real_keyring(store)
+
+    session = IngestSession(ledger.store, retries=3, backoff=0.01)
+    monkeypatch.setattr(ledger.store, "append", failing_append)
+    monkeypatch.setattr(ingest_mod, "load_keyring", failing_keyring)
+    report = session.send(lines)
+    assert faults == {"append": 0, "keyring": 0} and session.attempts == 3
+    assert report.status == "stored", report.message
+    assert ledger.store.count() - base == len(lines)
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
