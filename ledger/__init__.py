@@ -10,4 +10,9 @@ The stable entry points:
 - ``ledger.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
 """
 
+import ledger.equipment  # noqa: F401,E402  (every kind is registered before any key is made)
 import ledger.games  # noqa: F401  (registers the game engines and their event kinds)
+import ledger.penalties  # noqa: F401,E402
+import ledger.rng  # noqa: F401,E402
+import ledger.rulings  # noqa: F401,E402
+import ledger.tournaments  # noqa: F401,E402

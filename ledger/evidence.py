@@ -5,12 +5,14 @@
     manifest.json    format, round, checkpoint size, every file with its SHA-256
     events.jsonl     the signed events, one per line: the key ring up to the round, the
                      table's events since it opened, the equipment (shoe, wheel, dice)
-                     events the round depended on, and every event of the round
+                     events the round depended on, every event of the round
+                     (rulings included) and what its rulings cite (a server crash)
     proofs/N.proof   a c2sp.org/tlog-proof@v1 inclusion proof of line N's event
     checkpoint.note  the signed checkpoint every proof is against
     log.vkey         the log's verifier key; house.pub: the operator's trust anchor
     outcome.json     the engine's re-derived outcome beside the recorded settlements,
-                     the RNG commitment/reveal and re-derived draws, any differences
+                     the RNG commitment/reveal and re-derived draws, any differences,
+                     the floor's rulings on the round and the game as it stood then
     report.md        a readable timeline, with the video references of every inspection
 
 ``verify_bundle`` (no database, no pitboss state) checks it all and returns the problems,
@@ -66,6 +68,12 @@ def round_evidence_events(store: Store, leaves: LeafIndex, stream: str) -> list[
     if source and source != "rng":
         picked += [ev for ev in store.stream_events(source) if leaves.positions[(ev.stream, ev.seq)] < last_index]
     picked += round_events
+    for ev in round_events:  # what a ruling acts on outside the round (the server crash it follows)
+        for ref in ev.payload.get("acts_on", []) if ev.kind == "ruling.v1" else []:
+            cited_stream, _, seq = ref.rpartition("#")
+            cited = store.event_at(cited_stream, int(seq))
+            if cited is not None and cited.stream != stream and cited not in picked:
+                picked.append(cited)
     return sorted(picked, key=lambda ev: leaves.positions[(ev.stream, ev.seq)])
 
 
@@ -77,9 +85,14 @@ def replay_outcome(events: list[SignedEvent], stream: str) -> dict[str, Any]:
     status = next((ev.payload["status"] for ev in mine if ev.kind == "round.close.v1"), None)
     rs, refused = walk(mine)
     problems = [f"{stream} seq {seq}: {exc.reason}" for seq, exc in refused]
-    derived = rs.engine.outcome(rs.st) if rs is not None and rs.engine is not None else None
+    derived = None
+    if rs is not None and rs.engine is not None and rs.engine.close_problem(rs.st) is None:
+        derived = rs.engine.outcome(rs.st)
+    rulings = [{"seq": ev.seq, "signer": ev.actor, "at": ev.at, **ev.payload} for ev in mine if ev.kind == "ruling.v1"]
     return {"round": stream, "game": rs.game if rs else None, "status": status, "derived": derived,
-            "recorded": recorded, "rng": derived_draws(rs) if rs is not None else None, "differences": problems}
+            "recorded": recorded, "rng": derived_draws(rs) if rs is not None else None, "differences": problems,
+            "rulings": rulings,
+            "state_at_ruling": rs.engine.snapshot(rs.st) if rulings and rs is not None and rs.engine else None}
 
 
 def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: str, out: Path) -> dict[str, Any]:
@@ -142,7 +155,17 @@ def _report(stream: str, events: list[SignedEvent], outcome: dict[str, Any], siz
                   json.dumps(outcome["rng"], indent=2, sort_keys=True), "```", ""]
     lines += ["Differences between the record and the rules: "
               + ("none." if not outcome["differences"] else "; ".join(outcome["differences"])), ""]
-    lines += ["## Rulings", "", "None recorded for this round.", ""]
+    lines += ["## Rulings", ""]
+    if not outcome["rulings"]:
+        lines += ["None recorded for this round.", ""]
+    for r in outcome["rulings"]:
+        lines += [f"- seq {r['seq']}, {r['at']}, signed by {r['signer']}: **{r['effect']}** under {r['rule']},"
+                  f" acting on {', '.join(r['acts_on'])}. Reason: {r['reason']}."
+                  + (f" Re-dealt as round:{r['redeal']}." if r.get("redeal") else "")]
+    if outcome["rulings"]:
+        lines += ["", f"What it changed: the round closed **{outcome['status']}**; no stake was won or lost (every"
+                  " player keeps the stack they started with). The game as it stood when ruled on:", "", "```json",
+                  json.dumps(outcome["state_at_ruling"], indent=2, sort_keys=True, default=str), "```", ""]
     return "\n".join(lines)
 
 

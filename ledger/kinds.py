@@ -120,6 +120,41 @@ class CashMovement(Strict):
     reference: Ident
 
 
+class CashTransfer(Strict):
+    """Money leaving this account for someone else: another player's account
+    (``beneficiary_type`` "account", credited there) or an outside party ("external":
+    a bank account or person not the account holder). Both are the "transfers to third
+    parties" AML looks at (``projections.aml``)."""
+    amount: Amount
+    currency: Currency
+    beneficiary: Ident
+    beneficiary_type: Literal["account", "external"]
+    reference: Ident
+
+
+class AccountLocation(Strict):
+    """Where the account holder is, as established by ``source``: the KYC residence, a
+    document, or the online session's geolocation; in force from this event on."""
+    country: Annotated[str, Field(pattern=r"^[A-Z]{2}$")]
+    """ISO 3166-1 alpha-2."""
+    source: Literal["kyc", "document", "geolocation"]
+
+
+# --- chips at a table (stream "chips:<table>") --------------------------------------
+
+class ChipsMovement(Strict):
+    """A player buys chips at the table from their account (``chips.buy_in``) or takes
+    them back to it (``chips.cash_out``)."""
+    player: Ident
+    amount: Amount
+
+
+class ChipsCount(Strict):
+    """The chips in front of each player at the table, counted (at a table's close, a
+    shift change, a fill). Players not listed have none."""
+    stacks: Annotated[dict[Ident, Count], Field(max_length=200)]
+
+
 # --- tables and rounds -------------------------------------------------------------
 
 class TableOpen(Strict):
@@ -205,6 +240,11 @@ register_kind("key.rotate.v1", KeyRotate, "keyring", ("house",))
 register_kind("key.revoke.v1", KeyRevoke, "keyring", ("house",))
 register_kind("cash.deposit.v1", CashMovement, "account", ("cage",))
 register_kind("cash.withdrawal.v1", CashMovement, "account", ("cage",))
+register_kind("cash.transfer.v1", CashTransfer, "account", ("cage",))
+register_kind("account.location.v1", AccountLocation, "account", ("cage", "game"))
+register_kind("chips.buy_in.v1", ChipsMovement, "chips", ("cage", "floor", "dealer", "table", "game"))
+register_kind("chips.cash_out.v1", ChipsMovement, "chips", ("cage", "floor", "dealer", "table", "game"))
+register_kind("chips.count.v1", ChipsCount, "chips", ("floor", "dealer", "table", "game"))
 register_kind("table.open.v1", TableOpen, "table", ("floor", "table", "game", "importer"))
 register_kind("table.close.v1", TableClose, "table", ("floor", "table", "game", "importer"))
 register_kind("round.open.v1", RoundOpen, "round", ROUND_PRODUCERS)

@@ -61,6 +61,8 @@ def _decimals(x: Any) -> int:
 
 
 def _scaled(x: Any, factor: int) -> int:
+    if isinstance(x, float) and not math.isfinite(x):  # an unrecorded stack is handled before (None)
+        raise PhhError(f"amount {x} is not a finite amount")
     value = Decimal(repr(x)) * factor if isinstance(x, float) else Decimal(x) * factor
     if value != value.to_integral_value():
         raise PhhError(f"amount {x} is not a whole number of units")
@@ -92,6 +94,22 @@ def hand_events(hand: dict[str, Any], complete: bool = True,
     if not isinstance(actions, list) or not isinstance(stacks, list):
         raise PhhError("a hand needs 'starting_stacks' and 'actions'")
     n = len(stacks)
+    if n < 2:
+        raise PhhError("a hand has at least two starting stacks")
+    for key in ("antes", "blinds_or_straddles", "players"):
+        if hand.get(key) is not None and not isinstance(hand[key], list):
+            raise PhhError(f"'{key}' is a list, not {type(hand[key]).__name__}")
+    if hand.get("players") is not None and (len(hand["players"]) != n
+                                            or not all(isinstance(p, str) for p in hand["players"])):
+        raise PhhError(f"'players' names each of the {n} seats")
+    try:
+        return _hand_events(hand, complete, variant, actions, stacks, n)
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:  # malformed beyond the checks above
+        raise PhhError(f"malformed hand: {type(exc).__name__}: {exc}") from None
+
+
+def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: list[Any], stacks: list[Any], n: int,
+                 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
     amounts: list[Any] = list(stacks) + list(hand.get("antes") or []) + list(hand.get("blinds_or_straddles") or [])
     amounts += [hand[k] for k in ("min_bet", "small_bet", "big_bet", "bring_in") if k in hand]
     for a in actions:

@@ -18,13 +18,22 @@ Rules and default thresholds (``AmlConfig``), with where they come from:
   gaming" red flag);
 - ``rapid_in_out``: a withdrawal within ``rapid_minutes`` (default 60) of a deposit of
   at least half its size, with less than ``minimal_play_ratio`` wagered in between;
-- ``chip_dumping``: in poker, one player's losses flowing to the same opponent in at
-  least ``dumping_hands`` (default 3) hands of a gaming day, at least ``dumping_ratio``
-  (default 10) times what flowed back (TDA 2013 rule 58: chip dumping and collusion).
-
-Not covered, for lack of data in the events today: transfers to third parties (the
-cash events carry no beneficiary) and restricted jurisdictions (no player residence is
-recorded). ``NOT_COVERED`` lists them in every report.
+- ``chip_dumping``: in hold'em, one player losing to the same opponent with a dumping
+  play (a strong hand folded after putting chips in, or a large call with a weak hand:
+  ``projections.aml_poker``) in at least ``dumping_hands`` (default 3) hands of a gaming
+  day, at least ``dumping_ratio`` (default 10) times what flowed back in all their hands
+  (TDA 2013 rule 58: chip dumping and collusion). A loss alone is not a flag: at scale,
+  some pair of players always loses one way for a while;
+- ``third_party_transfer``: money sent from a player's account to anyone else (another
+  player's account or an outside beneficiary, ``cash.transfer.v1``), per sender,
+  beneficiary and gaming day above ``third_party_threshold`` (default 0: every one;
+  FATF, "Vulnerabilities of Casinos and Gaming Sector", 2009, on third-party transfers;
+  FinCEN FIN-2007-G005);
+- ``restricted_jurisdiction``: play by a player whose location in force
+  (``account.location.v1``: KYC residence, document or session geolocation) is in
+  ``restricted_jurisdictions`` (default KP, IR, MM: FATF "High-Risk Jurisdictions subject
+  to a Call for Action", June 2025; the operator's licence adds its own), per player and
+  gaming day, with the amount wagered there.
 """
 
 from __future__ import annotations
@@ -39,11 +48,12 @@ from typing import Any
 from ledger.events import SignedEvent, event_from_stored
 from ledger.store import Store
 from ledger.timeutil import parse_utc
+from projections.aml_poker import dumping_plays
 from projections.money import round_money
 from projections.views import Context
 
-NOT_COVERED = ["transfers to third parties: cash events record no beneficiary",
-               "restricted jurisdictions: no player residence is recorded"]
+NOT_COVERED = ["chip dumping in poker variants other than hold'em: their play is not judged"
+               " (projections.aml_poker)"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,9 @@ class AmlConfig:
     rapid_minutes: int = 60
     dumping_hands: int = 3
     dumping_ratio: float = 10.0
+    dumping_call_share: float = 0.25
+    third_party_threshold: int = 0
+    restricted_jurisdictions: tuple[str, ...] = ("KP", "IR", "MM")
 
 
 @dataclass
@@ -86,26 +99,54 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
     cash: dict[str, list[_Cash]] = defaultdict(list)
     wagers: dict[str, list[tuple[str, int, str]]] = defaultdict(list)  # player -> (at, wagered, round ref)
     flows: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)  # (day, from, to) -> amounts
+    dumps: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # the same, dumping plays
+    transfers: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (day, from, to)
+    location: dict[str, tuple[str, str]] = {}  # player -> (country, location event ref)
+    # (player, day) -> (wagered, round ref, (location event ref, country)) for rounds played from there
+    abroad: dict[tuple[str, str], list[tuple[int, str, tuple[str, str]]]] = defaultdict(list)
     for ev in events:
         if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
             cash[ev.stream.split(":", 1)[1]].append(_Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
+        elif ev.kind == "cash.transfer.v1":
+            p = ev.payload
+            transfers[(ev.at[:10], ev.stream.split(":", 1)[1], p["beneficiary"])].append(
+                (p["amount"], p["beneficiary_type"], f"{ev.stream}#{ev.seq}"))
+        elif ev.kind == "account.location.v1":
+            location[ev.stream.split(":", 1)[1]] = (ev.payload["country"], f"{ev.stream}#{ev.seq}")
         elif ev.kind == "round.close.v1":
-            rs, _, outcome = ctx.closed_round(ev.stream)
+            rs, opening, outcome = ctx.closed_round(ev.stream)
             money = round_money(rs.game, outcome, ev.payload["status"])
             ref = f"{ev.stream}#{ev.seq}"
             for player, amount in money.wagered.items():
                 wagers[player].append((ev.at, amount, ref))
+                country, where = location.get(player, ("", ""))
+                if country in cfg.restricted_jurisdictions:
+                    abroad[(player, ev.at[:10])].append((amount, ref, (where, country)))
             if rs.game == "poker":
                 losers = {p: -n for p, n in money.nets.items() if n < 0}
                 winners = {p: n for p, n in money.nets.items() if n > 0}
                 won = sum(winners.values())
+                plays = dumping_plays(opening.payload["rules"], ctx.round_events(ev.stream),
+                                      cfg.dumping_call_share) if losers and winners else {}
+                players = opening.payload["rules"].get("players", [])
+                dumped = {players[i]: why for i, why in plays.items() if i < len(players)}
                 for loser, lost in losers.items():
                     for winner, gain in winners.items():
-                        flows[(ev.at[:10], loser, winner)].append((lost * gain // won, ref))
+                        share = lost * gain // won
+                        flows[(ev.at[:10], loser, winner)].append((share, ref))
+                        if loser in dumped:
+                            dumps[(ev.at[:10], loser, winner)].append((share, ref, dumped[loser]))
     flags: list[Flag] = []
     for player, items in sorted(cash.items()):
         flags += _cash_rules(player, items, wagers.get(player, []), cfg)
-    flags += _dumping(flows, cfg)
+    flags += _dumping(dumps, flows, cfg)
+    flags += _third_party(transfers, cfg)
+    for (player, day), items in sorted(abroad.items()):
+        places = list(dict.fromkeys(where for _, _, where in items))  # the location events, in order
+        flags.append(Flag("restricted_jurisdiction", [player], sum(a for a, _, _ in items), day,
+                          f"{player} played {len(items)} rounds while located in a restricted jurisdiction"
+                          f" ({', '.join(country for _, country in places)})",
+                          [ref for ref, _ in places] + [ref for _, ref, _ in items]))
     for f in flags:
         f.id = hashlib.sha256(f"{f.rule}|{','.join(f.players)}|{f.day}|{','.join(f.events)}".encode()).hexdigest()[:12]
     return flags
@@ -159,15 +200,28 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
     return out
 
 
-def _dumping(flows: dict[tuple[str, str, str], list[tuple[int, str]]], cfg: AmlConfig) -> list[Flag]:
+def _dumping(dumps: dict[tuple[str, str, str], list[tuple[int, str, str]]],
+             flows: dict[tuple[str, str, str], list[tuple[int, str]]], cfg: AmlConfig) -> list[Flag]:
     out: list[Flag] = []
-    for (day, loser, winner), items in sorted(flows.items()):
-        forward = sum(a for a, _ in items)
+    for (day, loser, winner), items in sorted(dumps.items()):
+        forward = sum(a for a, _, _ in items)
         back = sum(a for a, _ in flows.get((day, winner, loser), []))
         if len(items) >= cfg.dumping_hands and forward > 0 and forward >= cfg.dumping_ratio * back:
             out.append(Flag("chip_dumping", [loser, winner], forward, day,
-                            f"{loser} lost {forward} to {winner} over {len(items)} hands, {back} flowed back",
-                            [ref for _, ref in items]))
+                            f"{loser} lost {forward} to {winner} over {len(items)} hands with dumping plays"
+                            f" ({items[0][2]}; ...), {back} flowed back", [ref for _, ref, _ in items]))
+    return out
+
+
+def _third_party(transfers: dict[tuple[str, str, str], list[tuple[int, str, str]]], cfg: AmlConfig) -> list[Flag]:
+    out: list[Flag] = []
+    for (day, sender, beneficiary), items in sorted(transfers.items()):
+        total = sum(a for a, _, _ in items)
+        if total > cfg.third_party_threshold:
+            kind = "the account of " if items[0][1] == "account" else "the outside party "
+            out.append(Flag("third_party_transfer", [sender] + ([beneficiary] if items[0][1] == "account" else []),
+                            total, day, f"{sender} sent {total} to {kind}{beneficiary} in {len(items)} transfers",
+                            [ref for _, _, ref in items]))
     return out
 
 

@@ -5,23 +5,35 @@
 1. integrity: the whole ledger re-proved (``ledger.verify``: every event's hash,
    signature, key as at its time, chain, and every checkpoint's root, so the day's
    checkpoints are consistent with the previous day's). A broken event anywhere fails
-   every day: the tree that proves the day runs through it;
+   every day: the tree that proves the day runs through it. An event untrusted because
+   its key was revoked from before its time fails it too, until a key-compromise ruling
+   (``ruling.key_compromise.v1``) confirms it; the report lists those as confirmed;
 2. rounds: every round closed that day walked again through its engine from its own
    events (``ledger.rounds``): a settlement or award that differs from the rules, even
    one correctly signed by a compromised key and written behind ingest's back, is named
    with its seq;
 3. conservation: per round, the players' results plus the house's take sum to zero
-   (stakes in = payouts + commission/rake); per account, the balance is the sum of its
-   events (the ``accounts`` view equals a fresh recomputation);
-4. projections: every view, caught up, equals a recomputation from zero in a scratch
+   (stakes in = payouts + commission/rake); per table that records chip movements,
+   opening chips + buy-ins − cash-outs + the players' results = the chips counted
+   (``projections.table_chips``; a table with movements but no count that day is listed
+   under "not_checked"); per account, the balance is the sum of its events (the
+   ``accounts`` view equals a fresh recomputation), and no event takes an account's money
+   at the cage below zero (``projections.cage``: a withdrawal, buy-in or entry the
+   account could not cover);
+4. rulings (``projections.rulings_check``): every poker hand in progress when a server
+   crash of the day began was rolled back (000 refund policy); every misdeal's re-deal
+   was dealt as the voided hand was (TDA 2013 rule 34 B); the day's rulings are listed;
+5. projections: every view, caught up, equals a recomputation from zero in a scratch
    store.
 
-5. the AML scan (``projections.aml``): the day's flags are listed in the report; they are
+6. tournaments ended that day (``ledger.tournaments.conservation``): money in = fees +
+   prize pool (less any overlay) + bounties; prize pool = prizes + refunds + breakage
+   (the cents rounded down, listed); what was paid = prizes + refunds + fee refunds +
+   bounties;
+7. the AML scan (``projections.aml``): the day's flags are listed in the report; they are
    findings for compliance, not discrepancies, so they do not fail the day.
 
-The gaming day is the UTC date (a round belongs to the day it closed). Not checked,
-because the events do not exist yet: per-table chip counts (no chip buy-in/cash-out
-events are recorded at tables); the report says so.
+The gaming day is the UTC date (a round belongs to the day it closed).
 """
 
 from __future__ import annotations
@@ -34,14 +46,28 @@ from typing import Any
 
 import orjson
 
+from ledger import tournaments
+from ledger.events import EventError, event_from_stored
 from ledger.rounds import walk
 from ledger.store import DatabaseURL, Store
 from ledger.verify import verify_ledger
 from projections.aml import NOT_COVERED, scan_store
+from projections.cage import CageBook
 from projections.money import round_money
+from projections.rulings_check import RulingBook
 from projections.runner import ViewStore, catch_up
+from projections.table_chips import ChipBook
 
 Progress = Callable[[str], None]
+
+
+def compromise_rulings(store: Store) -> dict[str, str]:
+    """Event ref -> the key-compromise ruling (``ruling.key_compromise.v1``) that confirmed it."""
+    out: dict[str, str] = {}
+    for row in store.rows_of_kind("ruling.key_compromise.v1"):
+        for ref in orjson.loads(row.state)["payload"]["acts_on"]:
+            out[ref] = f"{row.stream}#{row.seq}"
+    return out
 
 
 def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anchor: bytes | None = None,
@@ -52,39 +78,91 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
 
     say("verifying every event (signatures, keys, chains, checkpoints)")
     ver = verify_ledger(store, public_dir=public_dir, anchor=anchor, workers=workers)
+    confirmed = compromise_rulings(store)
+    addressed = []
     for p in ver.problems:
-        discrepancies.append({"check": f"integrity:{p.check}", "stream": p.stream, "seq": p.seq, "reason": p.reason})
+        item = {"check": f"integrity:{p.check}", "stream": p.stream, "seq": p.seq, "reason": p.reason}
+        ruling = confirmed.get(f"{p.stream}#{p.seq}") if p.check == "key" and "revoked" in p.reason else None
+        if ruling:  # untrusted (its key revoked), and a key-compromise ruling confirmed it
+            addressed.append({**item, "ruling": ruling})
+        else:
+            discrepancies.append(item)
 
-    say(f"replaying the rounds closed on {day}")
+    say(f"replaying the rounds closed on {day}; following the chips at every table")
     closed: list[str] = []
     day_events = 0
-    for row in store.rows():
-        if orjson.loads(row.state)["at"][:10] != day:
-            continue
-        day_events += 1
-        if row.kind == "round.close.v1":
-            closed.append(row.stream)
     rounds_ok = 0
-    for stream in closed:
-        events = store.stream_events(stream)
+    book = ChipBook(day)
+    rulings = RulingBook()
+    ended: list[str] = []  # tournaments that ended on the day
+    round_table: dict[str, str] = {}
+    for row in store.rows():
+        obj = orjson.loads(row.state)
+        on_day = obj["at"][:10] == day
+        day_events += on_day
+        if row.stream.startswith("chips:"):
+            book.chip_event(event_from_stored(row.state))
+            continue
+        if row.kind == "round.open.v1":
+            round_table[row.stream] = obj["payload"]["table"]
+            rulings.opened(row.stream, obj["payload"]["game"], obj["at"])
+            continue
+        if row.kind in ("tournament.finish.v1", "tournament.cancel.v1") and on_day:
+            ended.append(row.stream)
+            continue
+        if row.kind in ("ruling.v1", "incident.server_crash.v1"):
+            rulings.record(row.stream, row.seq, row.kind, obj["payload"], obj["at"], on_day)
+            continue
+        if row.kind != "round.close.v1":
+            continue
+        rulings.closed(row.stream, obj["at"])
+        tracked = book.tracks(round_table.get(row.stream, ""))
+        if not (on_day or tracked):
+            continue
+        events = store.stream_events(row.stream)
         rs, refused = walk(events)
-        problems = [{"check": "rules", "stream": stream, "seq": seq, "reason": exc.reason} for seq, exc in refused]
+        problems = [{"check": "rules", "stream": row.stream, "seq": seq, "reason": exc.reason} for seq, exc in refused]
+        money = None
         if rs is not None and not problems:
-            status = events[-1].payload.get("status", "")
-            money = round_money(rs.game, rs.engine.outcome(rs.st) if rs.engine else None, status)
+            money = round_money(rs.game, rs.engine.outcome(rs.st) if rs.engine else None,
+                                events[-1].payload.get("status", ""))
             total = sum(money.nets.values()) + money.house_net
             if total != 0:
-                problems.append({"check": "conservation", "stream": stream, "seq": events[-1].seq,
+                problems.append({"check": "conservation", "stream": row.stream, "seq": events[-1].seq,
                                  "reason": f"players' results and the house's take sum to {total}, not 0"})
-        discrepancies += problems
-        rounds_ok += not problems
+        if tracked:  # a round the rules refuse moves no chips here; its problem is named above (on its day)
+            book.round_closed(events[-1], round_table[row.stream], money.nets if money and not problems else {})
+        if on_day:
+            closed.append(row.stream)
+            discrepancies += problems
+            rounds_ok += not problems
+    discrepancies += book.problems
+    discrepancies += rulings.problems(lambda stream: store.event_at(stream, 1))
+    tournament_report = []
+    for stream in ended:
+        events = store.stream_events(stream)
+        try:
+            t = tournaments.fold(stream, events)
+        except EventError as exc:  # altered behind ingest's back: the rules refuse the stored stream
+            discrepancies.append({"check": "tournament", "stream": stream, "seq": None, "reason": exc.reason})
+            continue
+        assert t is not None and t.end is not None
+        e, m = t.end, tournaments.money_in(t)
+        discrepancies += [{"check": "tournament", "stream": stream, "seq": events[-1].seq, "reason": why}
+                          for why in tournaments.conservation(t)]
+        tournament_report.append({
+            "id": stream.split(":", 1)[1], "status": t.phase, "money_in": m["total"], "fees": m["fees"],
+            "prize_pool": e["prize_pool"], "paid": sum(v for p, v in e["prizes"].items() if not e["seats"].get(p)),
+            "refunded": sum(e["refunds"].values()) + sum(e["fee_refunds"].values()),
+            "bounties": sum(e["bounties"].values()), "breakage": e["breakage"]})
 
-    say("checking every view against a recomputation from zero")
+    say("checking every view against a recomputation from zero; following the money at the cage")
+    cage = CageBook(day)
     with ViewStore(store.url) as live:
         catch_up(store, live)
         with tempfile.TemporaryDirectory() as tmp:
             with ViewStore(DatabaseURL(backend="sqlite", path=Path(tmp) / "recompute")) as fresh:
-                catch_up(store, fresh)
+                catch_up(store, fresh, observe=cage.event)  # from zero: every account's history
                 for name in live.views:
                     a, b = live.rows(name), fresh.rows(name)
                     for table in a:
@@ -95,6 +173,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
                         for row in sorted(want - got, key=repr)[:20]:
                             discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
                                                   "reason": f"row {row} is missing"})
+    discrepancies += cage.problems
     say("scanning for AML flags")
     flags = [f for f in scan_store(store) if f.day == day]
     return {
@@ -106,7 +185,12 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
         "rounds_reconciled": rounds_ok,
         "ledger_events_verified": ver.events,
         "checkpoints_checked": ver.checkpoints_checked,
-        "not_checked": ["table chips: no table buy-in/cash-out events are recorded yet"]
+        "rulings": rulings.of_day(),
+        "untrusted_confirmed": addressed,
+        "tournaments": tournament_report,
+        "tables": [t.to_json() for t in sorted(book.days.values(), key=lambda t: t.table)],
+        "not_checked": [f"table chips: {t.table} recorded chip movements on {day} but no count"
+                        for t in sorted(book.days.values(), key=lambda t: t.table) if not t.counts]
                        + [f"aml: {n}" for n in NOT_COVERED],
         "discrepancies": discrepancies,
         "seconds": round(time.perf_counter() - started, 3),

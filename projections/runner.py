@@ -25,7 +25,7 @@ from typing import Any
 
 from eventsourcing.persistence import Tracking
 
-from ledger.events import event_from_stored
+from ledger.events import SignedEvent, event_from_stored
 from ledger.store import DatabaseURL, Store
 from projections.views import VIEWS, Add, Context, Put, View
 
@@ -138,10 +138,13 @@ class RunReport:
 
 
 def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None, chunk: int = CHUNK,
-             progress: Callable[[int, int], None] | None = None, stop_after: int | None = None) -> list[RunReport]:
+             progress: Callable[[int, int], None] | None = None, stop_after: int | None = None,
+             observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None) -> list[RunReport]:
     """Apply every stored event after each view's position, chunk by chunk.
 
     ``stop_after``: stop once this many chunks are written (tests of an interrupted run).
+    ``observe(event, {view: its row operations for the event})``: called for each event
+    in ledger order (reconciliation follows the cage money with it, ``projections.cage``).
     """
     views = [vstore.views[n] for n in (names or vstore.views)]
     starts = {v.name: vstore.position(v.name) for v in views}
@@ -157,10 +160,14 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
         ops: dict[str, list[Add | Put]] = {v.name: [] for v in views}
         for row in rows:
             ev = event_from_stored(row.state)
+            seen: dict[str, list[Add | Put]] = {}
             for v in views:
                 if row.notification_id > positions[v.name]:
-                    ops[v.name].extend(v.handle(ev, ctx))
+                    seen[v.name] = v.handle(ev, ctx)
+                    ops[v.name].extend(seen[v.name])
                     counts[v.name] += 1
+            if observe is not None:
+                observe(ev, seen)
         for v in views:
             if hi > positions[v.name]:
                 vstore.write(v, hi, ops[v.name])

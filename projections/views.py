@@ -7,15 +7,24 @@ counters (inserting it at zero first), ``Put(table, key, values)`` writes a row 
 one transaction, so a view never counts an event twice or misses one.
 
 Views:
-- ``accounts``: per player account and currency: deposits, withdrawals, game results,
-  rounds played; the balance is deposits − withdrawals + game results (issue #5 point 3).
+- ``accounts``: per player account and currency: deposits, withdrawals, transfers in and
+  out, chips bought and cashed at tables, tournament money (entries, stakes, prizes,
+  refunds; T$ as ``TDOLLAR``), the house's compensation for dealing misses, fines, game
+  results, rounds played. The balance (what the house owes the player, at the cage and
+  in chips) is deposits − withdrawals + transfers in − out + tournaments + compensation
+  − fines + game results (issue #5 point 3); buying chips moves money from the cage to a
+  table without changing it.
+- ``chips``: per table, player and currency: chips bought in, cashed out, and the
+  player's results at that table; chips in play = bought − cashed + results (on tables
+  that record buy-ins, ``chips:<table>`` streams).
 - ``tables``: per table, gaming day and currency: rounds, amount staked and paid back,
   commission, rake and the house's net (house revenue per table and per day).
 - ``rounds``: one row per closed round: table, game, status, times, staked, paid,
   commission, rake.
 
-The gaming day is the UTC date of the round's close (a configurable day cut-off is
-issue #5's reconciliation work).
+The gaming day is the UTC date of the round's close, here and in reconciliation and
+AML; a gaming day that starts at another hour (a casino's business-day cut-off) is not
+modelled.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ledger import tournaments
 from ledger.events import SignedEvent
 from ledger.rounds import RoundState, walk
 from projections.money import round_money
@@ -64,6 +74,8 @@ class Context:
     def __init__(self, store: Any):
         self.store = store
         self._rounds: dict[str, tuple[RoundState, SignedEvent, dict[str, Any] | None]] = {}
+        self._events: dict[str, list[SignedEvent]] = {}
+        self._tournaments: dict[str, tuple[int, Any, Any]] = {}
         self._currency: dict[str, list[tuple[str, str]]] = {}
 
     def closed_round(self, stream: str) -> tuple[RoundState, SignedEvent, dict[str, Any] | None]:
@@ -77,7 +89,31 @@ class Context:
             if not refused and rs.engine is not None and not rs.engine.close_problem(rs.st):
                 outcome = rs.engine.outcome(rs.st)
             self._rounds = {stream: (rs, events[0], outcome)}  # rounds close once: keep one
+            self._events = {stream: events}
         return self._rounds[stream]
+
+    def tournament_step(self, ev: SignedEvent) -> tuple[tournaments.Tournament | None, tournaments.Tournament]:
+        """The tournament just before and just after ``ev`` (``ledger.tournaments``; a
+        satellite's recorded seats stand, as ingest judged them)."""
+        cached = self._tournaments.get(ev.stream)
+        if cached is not None and cached[0] == ev.seq:
+            return cached[1], cached[2]
+        if cached is not None and cached[0] == ev.seq - 1:
+            before = cached[2]
+        else:
+            before = tournaments.fold(ev.stream, self.store.stream_events(ev.stream)[:ev.seq - 1])
+        if ev.kind == "tournament.open.v1":
+            after = tournaments.open_tournament(ev.stream, ev.payload)
+        else:
+            assert before is not None  # a tournament stream starts with its open (stored only so)
+            after = tournaments.apply(before, ev.kind, ev.payload)
+        self._tournaments[ev.stream] = (ev.seq, before, after)
+        return before, after
+
+    def round_events(self, stream: str) -> list[SignedEvent]:
+        """The events of the closed round ``stream`` (read once with ``closed_round``)."""
+        self.closed_round(stream)
+        return self._events[stream]
 
     def currency(self, table: str, at: str) -> str:
         """The currency of the table as opened at or before ``at``."""
@@ -88,20 +124,78 @@ class Context:
         return opened[-1] if opened else (self._currency[table][0][1] if self._currency[table] else "?")
 
 
+ACCOUNT_COLUMNS = ("deposits", "withdrawals", "transfers_in", "transfers_out", "buy_ins", "cash_outs", "tournaments",
+                   "compensation", "penalties", "game_net", "rounds")
+
+
+def _account(column: str, amount: int) -> tuple[int, ...]:
+    return tuple(amount if c == column else 0 for c in ACCOUNT_COLUMNS)
+
+
+def account_balance(row: dict[str, int]) -> int:
+    """What the house owes the player (cage and chips): the sum of the account's events."""
+    return (row["deposits"] - row["withdrawals"] + row["transfers_in"] - row["transfers_out"] + row["tournaments"]
+            + row["compensation"] - row["penalties"] + row["game_net"])
+
+
+def chips_held(bought: int, cashed: int, results: int) -> int:
+    """A player's chips at one table (a ``chips`` row): bought − cashed + results where
+    the player bought in there; where not, the table keeps no chips for the player and
+    the results went to the account."""
+    return bought - cashed + results if bought else 0
+
+
 class AccountsView(View):
     name = "accounts"
-    tables = (Table("accounts", ("account", "currency"), ("deposits", "withdrawals", "game_net", "rounds")),)
+    tables = (Table("accounts", ("account", "currency"), ACCOUNT_COLUMNS),)
 
     def handle(self, ev: SignedEvent, ctx: Context) -> list[Add | Put]:
-        if ev.kind == "cash.deposit.v1":
-            return [Add("accounts", (ev.stream.split(":", 1)[1], ev.payload["currency"]), (ev.payload["amount"], 0, 0, 0))]
-        if ev.kind == "cash.withdrawal.v1":
-            return [Add("accounts", (ev.stream.split(":", 1)[1], ev.payload["currency"]), (0, ev.payload["amount"], 0, 0))]
+        p = ev.payload
+        if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
+            column = "deposits" if ev.kind == "cash.deposit.v1" else "withdrawals"
+            return [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]), _account(column, p["amount"]))]
+        if ev.kind == "cash.transfer.v1":
+            ops = [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]), _account("transfers_out", p["amount"]))]
+            if p["beneficiary_type"] == "account":
+                ops.append(Add("accounts", (p["beneficiary"], p["currency"]), _account("transfers_in", p["amount"])))
+            return ops
+        if ev.kind in ("chips.buy_in.v1", "chips.cash_out.v1"):
+            column = "buy_ins" if ev.kind == "chips.buy_in.v1" else "cash_outs"
+            currency = ctx.currency(ev.stream.split(":", 1)[1], ev.at)
+            return [Add("accounts", (p["player"], currency), _account(column, p["amount"]))]
+        if ev.stream.startswith("tournament:"):
+            before, after = ctx.tournament_step(ev)
+            return [Add("accounts", key, _account("tournaments", amount))
+                    for key, amount in sorted(tournaments.cash_effects(before, ev.kind, p, after).items())]
+        if ev.kind == "round.close.v1":
+            rs, opening, outcome = ctx.closed_round(ev.stream)
+            money = round_money(rs.game, outcome, p["status"])
+            currency = ctx.currency(opening.payload["table"], opening.at)
+            return [Add("accounts", (player, currency), _account("game_net", net)[:-1] + (1,))
+                    for player, net in sorted(money.nets.items())] + [
+                Add("accounts", (player, currency), _account("compensation", amount))
+                for player, amount in rs.compensation]  # 001 dealing misses: paid by the house
+        if ev.kind == "penalty.v1" and p.get("amount"):  # a fine (001): to the house, not the pot
+            return [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]), _account("penalties", p["amount"]))]
+        return []
+
+
+class ChipsView(View):
+    name = "chips"
+    tables = (Table("chips", ("table_id", "player", "currency"), ("bought", "cashed", "results")),)
+
+    def handle(self, ev: SignedEvent, ctx: Context) -> list[Add | Put]:
+        if ev.kind in ("chips.buy_in.v1", "chips.cash_out.v1"):
+            table = ev.stream.split(":", 1)[1]
+            amount = ev.payload["amount"]
+            return [Add("chips", (table, ev.payload["player"], ctx.currency(table, ev.at)),
+                        (amount, 0, 0) if ev.kind == "chips.buy_in.v1" else (0, amount, 0))]
         if ev.kind == "round.close.v1":
             rs, opening, outcome = ctx.closed_round(ev.stream)
             money = round_money(rs.game, outcome, ev.payload["status"])
-            currency = ctx.currency(opening.payload["table"], opening.at)
-            return [Add("accounts", (player, currency), (0, 0, net, 1)) for player, net in sorted(money.nets.items())]
+            table = opening.payload["table"]
+            currency = ctx.currency(table, opening.at)
+            return [Add("chips", (table, player, currency), (0, 0, net)) for player, net in sorted(money.nets.items())]
         return []
 
 
@@ -138,4 +232,4 @@ class RoundsView(View):
                      money.paid, money.commission, money.rake))]
 
 
-VIEWS: dict[str, View] = {v.name: v for v in (AccountsView(), TablesView(), RoundsView())}
+VIEWS: dict[str, View] = {v.name: v for v in (AccountsView(), ChipsView(), TablesView(), RoundsView())}

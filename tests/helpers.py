@@ -67,3 +67,19 @@ def open_table(ledger, table: str, game: str, seats: int = 8) -> Signer:  # type
     b.add(floor, f"table:{table}", "table.open.v1", {"game": game, "seats": seats, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     return dealer
+
+
+def stored(store: Store, b: BatchBuilder) -> None:
+    """Ingest ``b``; it must be stored."""
+    report = ingest(store, b.lines())
+    assert report.status == "stored", [str(r) for r in report.rejections]
+
+
+def refused(store: Store, b: BatchBuilder) -> str:
+    """Ingest ``b``; it must be refused with nothing stored. Returns the first reason."""
+    from tests.conftest import dump_rows
+
+    before = dump_rows(store)
+    report = ingest(store, b.lines())
+    assert report.status == "rejected" and dump_rows(store) == before
+    return report.rejections[0].reason

@@ -4,12 +4,14 @@ are flagged, a control population without them raises none. SQLite and PostgreSQ
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from ledger.demo_games import poker_hand
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
 from ledger.house import create_key
@@ -69,20 +71,24 @@ def test_planted_cash_patterns_are_flagged(control) -> None:  # type: ignore[no-
     assert res.exit_code == 0 and len(json.loads(res.stdout)["event_details"]) == 3
 
 
-def test_chip_dumping_between_the_same_pair_is_flagged_TDA_58(ledger) -> None:  # type: ignore[no-untyped-def]
+def _holdem(ledger, players: list[str], hands: list[list[str]]) -> None:  # type: ignore[no-untyped-def]
+    """Three-handed no-limit hold'em hands (PHH actions, blinds 50/100, stacks 10,000) at table P."""
     importer = producer_signer(ledger.store, ledger.keys, "importer:aml", "importer")
     b = BatchBuilder(ledger.store.head)
     b.add(importer, "table:P", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
-    cards = [("AcAd", "7c2d"), ("KcKd", "8c3d"), ("QcQd", "9c4d"), ("JcJd", "Tc5d")]
-    for n, (strong, weak) in enumerate(cards):
-        # DUMPER holds the strong hand and folds it to RECEIVER's all-in, hand after hand
+    for n, actions in enumerate(hands):
         hand = {"variant": "NT", "antes": [0, 0, 0], "blinds_or_straddles": [50, 100, 0], "min_bet": 100,
-                "starting_stacks": [10_000] * 3, "players": ["DUMPER", "RECEIVER", "OTHER"],
-                "actions": [f"d dh p1 {strong}", f"d dh p2 {weak}", "d dh p3 6h6s", "p3 f", "p1 cbr 3000",
-                            "p2 cbr 10000", "p1 f"]}
+                "starting_stacks": [10_000] * 3, "players": players, "actions": actions}
         rules, events, _ = hand_events(hand)
         add_round(b, importer, f"round:P-{n}", "P", "poker", events, rules=rules)
     assert ingest(ledger.store, b.lines()).status == "stored", "hands must be legal"
+
+
+def test_chip_dumping_between_the_same_pair_is_flagged_TDA_58(ledger) -> None:  # type: ignore[no-untyped-def]
+    # DUMPER holds the strong hand and folds it to RECEIVER's all-in, hand after hand
+    _holdem(ledger, ["DUMPER", "RECEIVER", "OTHER"],
+            [[f"d dh p1 {strong}", f"d dh p2 {weak}", "d dh p3 6h6s", "p3 f", "p1 cbr 3000", "p2 cbr 10000", "p1 f"]
+             for strong, weak in [("AcAd", "7c2d"), ("KcKd", "8c3d"), ("QcQd", "9c4d"), ("JcJd", "Tc5d")]])
     flags = [f for f in scan_store(ledger.store) if f.rule == "chip_dumping"]
     assert [(f.players, f.amount, len(f.events)) for f in flags] == [(["DUMPER", "RECEIVER"], 12_000, 4)]
 
@@ -105,3 +111,94 @@ def test_baccarat_player_wagering_counts_as_play(ledger) -> None:  # type: ignor
     _cash(b, cage, "REG", "withdrawal", 90_000, "2026-11-20T12:00:00Z", "r2")
     assert ingest(ledger.store, b.lines()).status == "stored"
     assert scan_store(ledger.store) == []
+
+
+def test_random_holdem_play_raises_no_chip_dumping_flag(ledger) -> None:  # type: ignore[no-untyped-def]
+    """The control population for chip dumping: 400 hands of random legal play among six
+    players at one table in one day. Some pair always loses one way for a while; without
+    a dumping play that is no flag (projections.aml_poker)."""
+    game = producer_signer(ledger.store, ledger.keys, "game:aml", "game")
+    rng = random.Random(11)
+    players = [f"R{n}" for n in range(6)]
+    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T12:00:00Z")
+    b.add(game, "table:H", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
+    for n in range(400):
+        seated = rng.sample(players, rng.randint(2, 5))
+        seated = seated if len(seated) > 2 else seated + [p for p in players if p not in seated][:1]
+        rules, events = poker_hand(rng, seated, [10_000] * len(seated))
+        add_round(b, game, f"round:H-{n}", "H", "poker", events, rules=rules)
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    assert [f for f in scan_store(ledger.store) if f.rule == "chip_dumping"] == []
+    # the same hands with the old rule (any one-way loss, AmlConfig thresholds kept) would flag pairs:
+    # the behaviour test is what keeps them clean, and planting dumping plays is flagged (next test)
+
+
+def test_losing_to_the_same_opponent_without_a_dumping_play_is_no_flag(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Weak hands folded to the same all-in, hand after hand: bad luck or prudence, not
+    dumping (a strong hand folded, or a large call with a weak one, is: TDA 58)."""
+    _holdem(ledger, ["FOLDER", "RECEIVER", "OTHER"],
+            [[f"d dh p1 {weak}", f"d dh p2 {strong}", "d dh p3 6h6s", "p3 f", "p1 cbr 3000", "p2 cbr 10000", "p1 f"]
+             for weak, strong in [("7c2d", "AcAd"), ("8c3d", "KcKd"), ("9c4d", "QcQd"), ("Tc5d", "JcJd")]])
+    assert [f for f in scan_store(ledger.store) if f.rule == "chip_dumping"] == []
+
+
+def test_a_large_call_with_a_weak_hand_counts_as_a_dumping_play_TDA_58(ledger) -> None:  # type: ignore[no-untyped-def]
+    _holdem(ledger, ["CALLER", "RECEIVER", "OTHER"],
+            [[f"d dh p1 {weak}", "d dh p2 AhAs", "d dh p3 6h6s", "p3 f", "p1 cc", "p2 cbr 10000", "p1 cc", "p2 sm AhAs",
+              f"p1 sm {weak}", "d db KsQsJh", "d db 3h", "d db 5c"] for weak in ["7c2d", "8c3d", "9c4d"]])
+    (flag,) = [f for f in scan_store(ledger.store) if f.rule == "chip_dumping"]
+    assert flag.players == ["CALLER", "RECEIVER"] and flag.amount == 3 * 10_000 and "called 9900 with" in flag.reason
+
+
+def test_transfers_to_third_parties_are_flagged_FATF_2009(ledger) -> None:  # type: ignore[no-untyped-def]
+    cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
+    b = BatchBuilder(ledger.store.head)
+    _cash(b, cage, "SENDER", "deposit", 300_000, T.format("10:00:00"), "t0")
+    for k, (to, typ) in enumerate([("bank-DE89370400440532013000", "external"), ("FRIEND", "account")]):
+        b.add(cage, "account:SENDER", "cash.transfer.v1", {"amount": 100_000 + k, "currency": "EUR", "beneficiary": to,
+                                                           "beneficiary_type": typ, "reference": f"t{k + 1}"},
+              at=T.format(f"1{k + 1}:00:00"))
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    flags = sorted((f.players, f.amount, len(f.events)) for f in scan_store(ledger.store)
+                   if f.rule == "third_party_transfer")
+    assert flags == [(["SENDER"], 100_000, 1), (["SENDER", "FRIEND"], 100_001, 1)]
+    res = CliRunner().invoke(main, ledger.cli_args() + ["balances", "FRIEND", "--json"])
+    assert json.loads(res.stdout)["accounts"][0]["balance"] == 100_001  # credited to the beneficiary account
+    assert scan_store(ledger.store, AmlConfig(third_party_threshold=100_000)) == [
+        f for f in scan_store(ledger.store) if f.amount > 100_000]
+
+
+def test_a_transfer_to_the_account_itself_is_refused(ledger) -> None:  # type: ignore[no-untyped-def]
+    cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
+    b = BatchBuilder(ledger.store.head)
+    b.add(cage, "account:SELF", "cash.transfer.v1", {"amount": 5, "currency": "EUR", "beneficiary": "SELF",
+                                                     "beneficiary_type": "account", "reference": "x"})
+    report = ingest(ledger.store, b.lines())
+    assert report.status == "rejected" and "to itself" in report.rejections[0].reason
+
+
+def test_play_from_a_restricted_jurisdiction_is_flagged_FATF_call_for_action(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Resident in Malta (KYC), then geolocated in Iran for two coups, then back: only
+    the coups played from Iran are flagged, with the location event that placed him."""
+    cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
+    game = producer_signer(ledger.store, ledger.keys, "game:x", "game")
+    dealer = producer_signer(ledger.store, ledger.keys, "dealer:x", "dealer")
+    b = BatchBuilder(ledger.store.head, clock=lambda: T.format("12:00:00"))
+    b.add(game, "table:B", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
+    b.add(cage, "account:TRAVEL", "account.location.v1", {"country": "MT", "source": "kyc"})
+    shoe = iter(deck() * 8)
+
+    def coup(n: int) -> None:
+        add_round(b, dealer, f"round:B-{n}", "B", "baccarat", coup_events([("TRAVEL", "banker", 1_000)], shoe))
+
+    coup(0)
+    b.add(game, "account:TRAVEL", "account.location.v1", {"country": "IR", "source": "geolocation"})
+    coup(1)
+    coup(2)
+    b.add(game, "account:TRAVEL", "account.location.v1", {"country": "MT", "source": "geolocation"})
+    coup(3)
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    (flag,) = scan_store(ledger.store)
+    assert flag.rule == "restricted_jurisdiction" and flag.players == ["TRAVEL"] and flag.amount == 2_000
+    assert flag.events[0] == "account:TRAVEL#2" and [e.split("#")[0] for e in flag.events[1:]] == ["round:B-1", "round:B-2"]
+    assert scan_store(ledger.store, AmlConfig(restricted_jurisdictions=("KP",))) == []

@@ -170,6 +170,11 @@ class PokerRules(Strict):
     """Stud, 001 4th street: with an open pair showing, a bet or raise may be the big bet,
     and once it is, the rest of the street goes in big bets."""
     rake: Rake | None = None
+    action_clock_s: Annotated[int, Field(ge=1, le=3600)] | None = None
+    """000 play time limit / TDA 2013 clock: seconds a player has to act."""
+    time_banks: list[Annotated[int, Field(ge=0, le=36_000)]] | None = None
+    """000 time bank policy: per seat, the extra seconds left in the player's bank at the
+    start of the hand (the game server carries them from hand to hand)."""
     scale: Annotated[str, Field(max_length=40)] | None = None
     """For imported histories: the decimal unit one integer stands for (e.g. "0.01")."""
 
@@ -189,6 +194,12 @@ class PokerAction(Strict):
     seat: Annotated[int, Field(ge=1, le=10)]
     action: Literal["fold", "check", "call", "bet", "raise", "bring_in", "complete"]
     to: Annotated[int, Field(ge=1)] | None = None
+
+
+class PokerTimeout(Strict):
+    """The player to act let the clock and their whole time bank run out."""
+    seat: Annotated[int, Field(ge=1, le=10)]
+    waited_s: Annotated[int, Field(ge=0, le=100_000)]
 
 
 class PokerBurn(Strict):
@@ -225,6 +236,7 @@ register_kind("poker.deal.v1", PokerDeal, "round", ROLES)
 register_kind("poker.action.v1", PokerAction, "round", ROLES)
 register_kind("poker.draw.v1", PokerDraw, "round", ROLES)
 register_kind("poker.burn.v1", PokerBurn, "round", ROLES)
+register_kind("poker.timeout.v1", PokerTimeout, "round", ("game", "table"))
 register_kind("poker.show.v1", PokerShow, "round", ROLES)
 register_kind("poker.award.v1", PokerAward, "round", ROLES)
 
@@ -277,6 +289,7 @@ class PokerState:
     awarded: int = 0
     won: list[int] = field(default_factory=list)
     history: list = field(default_factory=list)  # (seat, action, amount) for snapshots
+    bank_spent: list = field(default_factory=list)  # time bank seconds used this hand, per seat
 
     def to_call(self, i: int) -> int:
         return min(self.stacks[i], max(self.bets) - self.bets[i])
@@ -325,7 +338,7 @@ def start_state(rules: PokerRules) -> PokerState:
             for i in range(n)]
     blinds = [min(abs(_seat_value(rules.blinds_or_straddles, n, i)), stacks[i] - antes[i]) for i in range(n)]
     st = PokerState(rules, variant, n, stacks, [0] * n, [0] * n, [True] * n, antes, blinds, [[] for _ in range(n)],
-                    [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n)
+                    [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n, bank_spent=[0] * n)
     st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]]
                          + [(i, "dead_blind", dead[i]) for i in range(n) if dead[i]])
     st.antes = [antes[i] + dead[i] for i in range(n)]  # both are dead money in the first pot
@@ -912,7 +925,7 @@ def final_stacks(st: PokerState) -> list[int]:
 class PokerEngine:
     game = "poker"
     kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.burn.v1",
-                       "poker.show.v1", "poker.award.v1"})
+                       "poker.show.v1", "poker.award.v1", "poker.timeout.v1"})
 
     def start(self, rules: dict[str, Any]) -> PokerState:
         return start_state(parse_rules(PokerRules, rules, "poker"))
@@ -966,6 +979,8 @@ class PokerEngine:
                 st.seen.add(p["card"])
         elif kind == "poker.show.v1":
             _show(st, p["seat"], p["cards"])
+        elif kind == "poker.timeout.v1":
+            _timeout(st, p["seat"], p["waited_s"])
         elif kind == "poker.award.v1":
             _award(st, p)
         else:
@@ -1015,7 +1030,8 @@ class PokerEngine:
 
 def _copy(st: PokerState) -> PokerState:
     new = copy.copy(st)
-    for name in ("stacks", "bets", "paid", "in_hand", "board", "history", "won", "short_all_ins", "burned"):
+    for name in ("stacks", "bets", "paid", "in_hand", "board", "history", "won", "short_all_ins", "burned",
+                 "bank_spent"):
         setattr(new, name, list(getattr(st, name)))
     new.hole = [list(h) for h in st.hole]
     new.up = [list(u) for u in st.up]
@@ -1030,6 +1046,57 @@ def _copy(st: PokerState) -> PokerState:
     new.seen = set(st.seen)
     new.discards = set(st.discards)
     return new
+
+
+def _timeout(st: PokerState, seat: int, waited_s: int) -> None:
+    """000 play time limit and time bank policies: a player who lets the clock and then
+    the whole time bank run out has the hand folded for them (checked when nothing is
+    owed: the issue's "automatic fold or check"); the bank is spent for the hand."""
+    i = seat - 1
+    clock = st.rules.action_clock_s
+    if clock is None:
+        raise RuleViolation("this game has no action clock (rules action_clock_s)")
+    if st.phase != "betting" or st.actor != i:
+        raise RuleViolation(f"seat {seat} is not the player to act: its clock is not running")
+    banks = st.rules.time_banks or []
+    bank = (banks[i] if i < len(banks) else 0) - st.bank_spent[i]
+    if waited_s < clock + bank:
+        raise RuleViolation(f"seat {seat} waited {waited_s} s: its time runs out only after the clock {clock} s and its"
+                            f" time bank {bank} s (000 time bank policy)")
+    st.bank_spent[i] += bank
+    _act(st, seat, "check" if st.phase == "betting" and st.to_call(i) == 0 else "fold", None)
+
+
+def dead_money(st: PokerState, seat: int, amount: int) -> PokerState:
+    """Chips a ruling puts from the seat's stack into the pot as dead money (in the first
+    pot, like antes), e.g. 001's flying-action penalties."""
+    st = _copy(st)
+    i = seat - 1
+    amount = min(amount, st.stacks[i])
+    st.stacks[i] -= amount
+    st.paid[i] += amount
+    st.antes = list(st.antes)
+    st.antes[i] += amount
+    return st
+
+
+def kill_hand(st: PokerState, seat: int) -> PokerState:
+    """A floor ruling kills seat's hand (dead hand: TDA 2013 rule 57 stud up-card,
+    001 forced fold): it is out of the pot from now on, its chips stay in. Only while
+    the betting is open, the only moment the ruling can still change who plays on."""
+    st = _copy(st)
+    i = seat - 1
+    if not 0 <= i < st.n or not st.in_hand[i]:
+        raise RuleViolation(f"seat {seat} has no live hand to kill")
+    if st.phase != "betting":
+        raise RuleViolation(f"a hand is killed while the betting is open (the hand is in its {st.phase} phase)")
+    if i in st.actors:
+        st.actors.remove(i)
+    st.in_hand[i] = False
+    st.history.append((seat, "dead", None))
+    if not st.actors or sum(st.in_hand) <= 1:
+        _end_betting(st)
+    return st
 
 
 def tda_raise_to(facing: int, last_full_raise: int, min_bet: int, put_to: int) -> tuple[str, int]:

@@ -1,0 +1,69 @@
+"""What reconciliation checks about the day's rulings and incidents (issue #6 point 5;
+rules in ``ledger.rulings``). Fed the ledger's rows in order; pure.
+
+- Server crash (000 refund policy: "in cash games every hand in progress is rolled
+  back"): each poker round open when the incident's disruption ``started`` (opened at or
+  before it, not closed before it) must carry a ``rollback`` ruling citing the incident.
+- Misdeal (TDA 2013 rule 34 B: "the re-deal is dealt exactly as the first: the button
+  does not move, no new player is seated, the blinds do not go up"): the re-deal round
+  the ruling names exists and was opened with the same rules (players, stacks, button,
+  blinds) as the hand it replaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.events import SignedEvent
+
+
+@dataclass
+class RulingBook:
+    rounds: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # stream -> (game, opened, closed)
+    rulings: list[dict[str, Any]] = field(default_factory=list)
+    crashes: list[tuple[str, str]] = field(default_factory=list)  # (incident ref, started) of the day
+
+    def opened(self, stream: str, game: str, at: str) -> None:
+        self.rounds[stream] = (game, at, None)
+
+    def closed(self, stream: str, at: str) -> None:
+        if stream in self.rounds:
+            game, opened, _ = self.rounds[stream]
+            self.rounds[stream] = (game, opened, at)
+
+    def record(self, stream: str, seq: int, kind: str, payload: dict[str, Any], at: str, on_day: bool) -> None:
+        if kind == "incident.server_crash.v1":
+            if on_day:
+                self.crashes.append((f"{stream}#{seq}", payload["started"]))
+            return
+        self.rulings.append({"round": stream, "seq": seq, "rule": payload["rule"], "effect": payload["effect"],
+                             "acts_on": payload["acts_on"], "redeal": payload.get("redeal"), "on_day": on_day})
+
+    def of_day(self) -> list[dict[str, Any]]:
+        return [{k: r[k] for k in ("round", "seq", "rule", "effect", "acts_on")} for r in self.rulings if r["on_day"]]
+
+    def problems(self, opening_of: Callable[[str], SignedEvent | None]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for ref, started in self.crashes:
+            rolled = {r["round"] for r in self.rulings if r["effect"] == "rollback" and ref in r["acts_on"]}
+            for stream, (game, opened, closed) in sorted(self.rounds.items()):
+                in_progress = opened <= started and (closed is None or closed > started)
+                if game == "poker" and in_progress and stream not in rolled:
+                    out.append({"check": "rulings", "stream": stream, "seq": None,
+                                "reason": f"in progress when the server crash {ref} began ({started}) but not"
+                                          " rolled back to its starting stacks (000 refund policy)"})
+        for r in self.rulings:
+            if not r["on_day"] or r["effect"] != "misdeal":
+                continue
+            first, again = opening_of(r["round"]), opening_of(f"round:{r['redeal']}")
+            if again is None or again.kind != "round.open.v1":
+                out.append({"check": "rulings", "stream": r["round"], "seq": r["seq"],
+                            "reason": f"the misdeal's re-deal round:{r['redeal']} is not in the ledger (TDA 34 B)"})
+            elif first is not None and (again.payload["rules"], again.payload["table"]) != (
+                    first.payload["rules"], first.payload["table"]):
+                out.append({"check": "rulings", "stream": again.stream, "seq": 1,
+                            "reason": f"the re-deal of {r['round']} is not dealt as the misdealt hand was (same"
+                                      " table, players, stacks, button and blinds: TDA 34 B)"})
+        return out

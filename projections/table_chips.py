@@ -1,0 +1,100 @@
+"""Chip conservation per table (issue #5 point 6): opening chips + buy-ins − cash-outs
+(+ the players' results at the table) = closing chips, checked against every count.
+
+Tables that record chip movements (``chips:<table>``: ``chips.buy_in``,
+``chips.cash_out``, ``chips.count``) are followed in ledger order: each player's chips
+at the table rise with a buy-in and their round results there and fall with a cash-out.
+A count (``chips.count.v1``, e.g. at a table's close) must show exactly what the
+ledger says each player holds; a cash-out of more than the player holds, or a round
+that leaves a player with fewer than zero chips, is a discrepancy too. Results are the
+engines' own (``projections.money``), so a house win leaves the players' chips and a
+poker rake leaves the pot.
+
+Pure: the caller feeds events in ledger order, with each round close's nets.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.events import SignedEvent
+
+
+@dataclass
+class TableDay:
+    table: str
+    opening: int = 0
+    buy_ins: int = 0
+    cash_outs: int = 0
+    results: int = 0
+    counts: list[dict[str, Any]] = field(default_factory=list)  # each count: event, counted, ledger's figure
+
+    @property
+    def closing(self) -> int:
+        return self.opening + self.buy_ins - self.cash_outs + self.results
+
+    def to_json(self) -> dict[str, Any]:
+        return {"table": self.table, "opening": self.opening, "buy_ins": self.buy_ins, "cash_outs": self.cash_outs,
+                "results": self.results, "closing": self.closing, "counts": self.counts}
+
+
+@dataclass
+class ChipBook:
+    """The chips each player holds at each table that records chip movements."""
+
+    day: str
+    chips: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    days: dict[str, TableDay] = field(default_factory=dict)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    def tracks(self, table: str) -> bool:
+        return table in self.chips
+
+    def _today(self, table: str, at: str) -> TableDay | None:
+        if at[:10] != self.day:
+            return None
+        if table not in self.days:
+            self.days[table] = TableDay(table, opening=sum(self.chips[table].values()))
+        return self.days[table]
+
+    def _problem(self, ev: SignedEvent, reason: str) -> None:
+        if ev.at[:10] == self.day:
+            self.problems.append({"check": "table_chips", "stream": ev.stream, "seq": ev.seq, "reason": reason})
+
+    def chip_event(self, ev: SignedEvent) -> None:
+        table = ev.stream.split(":", 1)[1]
+        stacks = self.chips[table]
+        today = self._today(table, ev.at)
+        p = ev.payload
+        if ev.kind == "chips.buy_in.v1":
+            stacks[p["player"]] += p["amount"]
+            if today:
+                today.buy_ins += p["amount"]
+        elif ev.kind == "chips.cash_out.v1":
+            if p["amount"] > stacks[p["player"]]:
+                self._problem(ev, f"{p['player']} cashes out {p['amount']} at {table} holding {stacks[p['player']]}")
+            stacks[p["player"]] -= p["amount"]
+            if today:
+                today.cash_outs += p["amount"]
+        elif ev.kind == "chips.count.v1":
+            counted = p["stacks"]
+            for player in sorted(set(counted) | {k for k, v in stacks.items() if v}):
+                if counted.get(player, 0) != stacks.get(player, 0):
+                    self._problem(ev, f"{player} is counted with {counted.get(player, 0)} chips at {table}; the"
+                                      f" ledger gives {stacks.get(player, 0)} (buy-ins − cash-outs + results)")
+            if today:
+                today.counts.append({"event": f"{ev.stream}#{ev.seq}", "counted": sum(counted.values()),
+                                     "ledger": sum(stacks.values())})
+
+    def round_closed(self, ev: SignedEvent, table: str, nets: dict[str, int]) -> None:
+        stacks = self.chips[table]
+        today = self._today(table, ev.at)
+        for player, net in sorted(nets.items()):
+            stacks[player] += net
+            if stacks[player] < 0:
+                self._problem(ev, f"{player} ends the round with {stacks[player]} chips at {table}:"
+                                  f" played beyond the chips bought in")
+        if today:
+            today.results += sum(nets.values())
