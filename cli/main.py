@@ -99,20 +99,39 @@ def main(ctx: click.Context, db: str, keys_dir: str | None, public_dir: str | No
 
 @main.command()
 @click.option("--origin", default=None, help="The log's origin (checkpoint key name). Default: pitboss.local/<random>.")
+@click.option("--append-only", is_flag=True, help="PostgreSQL: refuse UPDATE, DELETE, TRUNCATE of events (trigger).")
+@click.option("--service-role", default=None, help="PostgreSQL: create a role that may only SELECT and INSERT events.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def init(c: Context, origin: str | None, as_json: bool) -> None:
-    """Create the store, the house key (trust anchor) and the ledger's log key."""
+def init(c: Context, origin: str | None, append_only: bool, service_role: str | None, as_json: bool) -> None:
+    """Create the store, the house key (trust anchor) and the ledger's log key.
+
+    On PostgreSQL, --append-only adds a trigger refusing UPDATE, DELETE and TRUNCATE of
+    the events table for every role, and --service-role NAME a login role that may only
+    SELECT and INSERT it (run ingest as that role). On a ledger that exists already,
+    only these protections are applied."""
     from ledger.house import init_ledger
+    from ledger.kinds import KEYRING_STREAM
+    from ledger.store import setup_append_only
 
     origin = origin or f"pitboss.local/{os.urandom(4).hex()}"
+    out: dict[str, Any] = {"ok": True, "db": c.db.redacted()}
+    text = []
+    if (append_only or service_role) and c.db.backend != "postgres":
+        _fail(as_json, "append-only at the database needs PostgreSQL; on SQLite, protect the file (read-only for"
+                       " everyone but the ingest service) and rely on 'pitboss verify'", EXIT_USAGE)
     with _Guard(as_json), c.open(create=True) as store:
-        house, log = init_ledger(store, c.keys, c.public, origin)
-    _emit(as_json, {
-        "ok": True, "db": c.db.redacted(), "keys": str(c.keys.path), "public": str(c.public.path),
-        "house_key": house.key_id, "log_key": log.key_id, "origin": origin,
-    }, f"initialised {c.db.redacted()}\n  house key {house.key_id} (trust anchor: {c.public.anchor_file})\n"
-       f"  log key   {log.key_id} origin {origin}\n  private keys in {c.keys.path}")
+        if not ((append_only or service_role) and store.head(KEYRING_STREAM) is not None):
+            house, log = init_ledger(store, c.keys, c.public, origin)
+            out.update(keys=str(c.keys.path), public=str(c.public.path), house_key=house.key_id, log_key=log.key_id,
+                       origin=origin)
+            text.append(f"initialised {c.db.redacted()}\n  house key {house.key_id} (trust anchor:"
+                        f" {c.public.anchor_file})\n  log key   {log.key_id} origin {origin}\n  private keys in"
+                        f" {c.keys.path}")
+        if append_only or service_role:
+            out["append_only"] = setup_append_only(c.db, service_role)
+            text += [f"  {line}" for line in out["append_only"]]
+    _emit(as_json, out, "\n".join(text))
 
 
 # --- keys --------------------------------------------------------------------------
@@ -196,23 +215,33 @@ def keys_list(c: Context, as_json: bool) -> None:
 @click.option("--batch-size", type=click.IntRange(1, 200_000), default=None,
               help="Split FILE into consecutive atomic batches of this many lines (bulk loads). "
                    "Default: the whole file is one batch.")
+@click.option("--retries", type=click.IntRange(0, 100), envvar="PITBOSS_RETRIES", default=3, show_default=True,
+              help="Retries of a batch after a database failure (dropped connection, restart).")
+@click.option("--backoff", type=click.FloatRange(0, 60), envvar="PITBOSS_BACKOFF", default=0.5, show_default=True,
+              help="Seconds before the first retry; doubled each time.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def ingest(c: Context, file: Any, batch_size: int | None, as_json: bool) -> None:
+def ingest(c: Context, file: Any, batch_size: int | None, retries: int, backoff: float, as_json: bool) -> None:
     """Check and append a JSONL batch of signed events, all or nothing.
 
     With --batch-size, each batch is all or nothing; the run stops at the first batch
-    that is not stored, and the batches before it stay stored.
+    that is not stored, and the batches before it stay stored. A database failure
+    (dropped connection, server restart) is retried --retries times with a backoff that
+    doubles from --backoff seconds (a batch committed just before the failure comes back
+    as a duplicate, never twice).
     """
-    from ledger.ingest import ingest_batches, ingest_lines
+    from ledger.ingest import ingest_batches
 
     with _Guard(as_json), c.open() as store:
-        if batch_size is None:
-            reports = [ingest_lines(store, file)]
-        else:
-            lines = file.readlines()
-            reports = ingest_batches(store, (lines[i:i + batch_size] for i in range(0, len(lines), batch_size)))
+        lines = file.readlines()
+        size = batch_size or max(len(lines), 1)
+        reports = ingest_batches(store, (lines[i:i + size] for i in range(0, len(lines), size)) if lines else [[]],
+                                 retries, backoff)
     last = reports[-1]
+    if last.status == "failed":
+        tries = f" (after {retries} retries)" if retries else ""
+        _fail(as_json, f"{last.message}{tries}; batches stored before it: {sum(r.ok for r in reports[:-1])}",
+              EXIT_STORE)
     if batch_size is None:
         _emit(as_json, last.to_json(), "\n".join([last.message] + [f"  {r}" for r in last.rejections]))
     else:
@@ -699,19 +728,29 @@ def projections_rebuild(c: Context, name: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def balances(c: Context, player: str | None, as_json: bool) -> None:
-    """Player balances: deposits - withdrawals + game results, per currency (views caught up first)."""
+    """Player balances, chips in play per table, house revenue per table and gaming day,
+    and outstanding liabilities (views caught up first; projections/balances.py)."""
+    from projections.balances import balances_report
     from projections.runner import ViewStore, catch_up
 
     with _Guard(as_json), c.open() as store, ViewStore(store.url) as vs:
-        catch_up(store, vs, ["accounts"])
-        rows = vs.rows("accounts")["accounts"]
-    accounts = [{"player": a, "currency": cur, "deposits": d, "withdrawals": w, "game_net": g, "rounds": n,
-                 "balance": d - w + g} for a, cur, d, w, g, n in rows if player in (None, a)]
-    if player is not None and not accounts:
-        _fail(as_json, f"no account {player!r} in the ledger", EXIT_USAGE)
-    text = [f"{x['player']:<20} {x['currency']:<5} balance {x['balance']:>12}  (deposits {x['deposits']},"
-            f" withdrawals {x['withdrawals']}, games {x['game_net']} over {x['rounds']} rounds)" for x in accounts]
-    _emit(as_json, {"accounts": accounts}, "\n".join(text) or "no accounts")
+        catch_up(store, vs, ["accounts", "chips", "tables"])
+        report = balances_report(vs.rows("accounts")["accounts"], vs.rows("chips")["chips"],
+                                 vs.rows("tables")["tables"], player)
+    if player is not None:
+        if not report["accounts"]:
+            _fail(as_json, f"no account {player!r} in the ledger", EXIT_USAGE)
+        report = {"accounts": report["accounts"]}
+    text = [f"{x['player']:<20} {x['currency']:<5} balance {x['balance']:>12}  (at the cage {x['at_cage']}, chips"
+            f" {x['chips_in_play']}; deposits {x['deposits']}, withdrawals {x['withdrawals']}, transfers"
+            f" +{x['transfers_in']}/-{x['transfers_out']}, games {x['game_net']} over {x['rounds']} rounds)"
+            for x in report["accounts"]] or ["no accounts"]
+    if player is None:
+        text += [f"chips in play at {t['table']}: {t['chips']} {t['currency']}" for t in report["chips_in_play"]]
+        text += [f"house revenue {r['table']} {r['day']}: net {r['house_net']} {r['currency']} (commission"
+                 f" {r['commission']}, rake {r['rake']}, {r['rounds']} rounds)" for r in report["house_revenue"]]
+        text += [f"outstanding liabilities: {amount} {cur}" for cur, amount in report["liabilities"].items()]
+    _emit(as_json, report, "\n".join(text))
 
 
 # --- game rules ----------------------------------------------------------------------
@@ -794,13 +833,19 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -
         say(f"reconciling the gaming day {day}")
         report = reconcile_day(store, day, public_dir=c.public.path, progress=say)
         flags = [f for f in scan_store(store) if f.day == day]
+    tid = summary.pop("tournament")
     summary.update(gaming_day=day, aml_flags=len(flags), reconciled=report["ok"],
-                   aml_rules=sorted({f.rule for f in flags}), discrepancies=len(report["discrepancies"]))
+                   aml_rules=sorted({f.rule for f in flags}), discrepancies=len(report["discrepancies"]),
+                   tournaments=[{k: t[k] for k in ("id", "prize_pool", "paid", "refunded")}
+                                for t in report["tournaments"] if t["id"] == tid])
     text = [f"casino night {day}: {summary['rounds']} rounds at {summary['tables']} tables, {summary['events']} signed"
             f" events ingested",
             f"reconciliation: {'RECONCILED' if report['ok'] else 'NOT RECONCILED'}"
             f" ({report['rounds_closed']} rounds replayed)",
             f"AML flags: {len(flags)} ({', '.join(summary['aml_rules'])}): pitboss aml flags",
+            f"rulings: {', '.join(r['effect'] + ' ' + r['round'] for r in summary['rulings'])}",
+            *[f"tournament {t['id']}: prize pool {t['prize_pool']}, paid {t['paid']}, refunded {t['refunded']}"
+              for t in summary["tournaments"]],
             f"disputed round {summary['disputed_round']}: evidence in {summary['evidence']}"
             f" (pitboss verify-bundle {summary['evidence']})",
             "balances: pitboss balances; tables: pitboss table TABLE_ID; replay: pitboss replay ROUND_ID"]

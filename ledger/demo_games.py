@@ -105,14 +105,20 @@ def hcf_round(rng: random.Random, banker: str, players: list[str], deck: list[st
 def poker_hand(rng: random.Random, players: list[str], stacks: list[int], dump: tuple[int, int] | None = None,
                deck: list[str] | None = None) -> tuple[dict[str, Any], Events]:
     """A no-limit hold'em hand with random legal play. ``dump=(loser, winner)`` seats:
-    the loser raises and then folds to the winner's shove (a planted chip-dumping hand)."""
+    the loser, dealt two aces, raises and then folds to the winner's shove (a planted
+    chip-dumping hand)."""
     rules = {"variant": "NT", "players": players, "starting_stacks": stacks, "antes": [0] * len(players),
              "blinds_or_straddles": [50, 100] + [0] * (len(players) - 2), "min_bet": 100}
     play = _Play(PokerEngine(), rules)
     while play.st.posts_due:
         seat, typ, amount = play.st.posts_due[0]
         play("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount})
-    cards = iter(rng.sample(deck or [r + s for s in "cdhs" for r in "23456789TJQKA"], 52))
+    order = rng.sample(deck or [r + s for s in "cdhs" for r in "23456789TJQKA"], 52)
+    if dump is not None:  # the dumper is dealt two aces: it folds a strong hand (projections.aml_poker)
+        aces = [c for c in order if c[0] == "A"][:2]
+        rest = [c for c in order if c not in aces]
+        order = rest[:2 * dump[0]] + aces + rest[2 * dump[0]:]
+    cards = iter(order)
     for seat in range(1, len(players) + 1):
         play("poker.deal.v1", {"seat": seat, "cards": [next(cards), next(cards)]})
     while play.st.phase not in ("award", "done"):
@@ -130,7 +136,7 @@ def poker_hand(rng: random.Random, players: list[str], stacks: list[int], dump: 
                 loser, winner = dump
                 if i == loser and not isinstance(limits, str) and max(st.bets) <= 100:
                     play("poker.action.v1", {"seat": i + 1, "action": "raise" if max(st.bets) else "bet",
-                                             "to": limits[0]})
+                                             "to": min(max(limits[0], st.start_stacks[i] // 4), limits[1])})
                 elif i == winner and not isinstance(limits, str):
                     play("poker.action.v1", {"seat": i + 1, "action": "raise" if max(st.bets) else "bet",
                                              "to": limits[1]})

@@ -27,8 +27,21 @@ def test_demo_reconciles_flags_the_planted_patterns_and_writes_evidence(ledger, 
     flagged = {(f.rule, tuple(f.players)) for f in scan_store(ledger.store)}
     assert flagged == {("cash_over_threshold", ("S-SPLIT",)), ("structuring", ("S-SPLIT",)),
                        ("minimal_play", ("M-QUICK",)), ("rapid_in_out", ("M-QUICK",)),
-                       ("chip_dumping", ("C-DUMP", "C-RECV"))}  # and nobody in the control population
+                       ("chip_dumping", ("C-DUMP", "C-RECV")), ("third_party_transfer", ("T-PASS",)),
+                       ("restricted_jurisdiction", ("R-ABROAD",))}  # and nobody in the control population
     assert s["aml_flags"] == len(flagged)
+    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", s["gaming_day"], "--json"])
+    report = json.loads(res.stdout)
+    assert res.exit_code == 0 and len(report["tables"]) == 7  # every table's chips counted and reconciled
+    assert all(t["counts"] and t["counts"][0]["counted"] == t["counts"][0]["ledger"] and t["closing"] == 0
+               for t in report["tables"])
+    # issue #6: the night's incidents and tournament, in the summary and reconciled
+    assert sorted((r["effect"], r["rule"]) for r in s["rulings"]) == [
+        ("misdeal", "002 TDA 34 A"), ("rollback", "000 refund policy"), ("rollback", "000 refund policy"),
+        ("void", "000 II 2.1.8")]
+    (t,) = s["tournaments"]
+    assert t["prize_pool"] == t["paid"] > 0 and t["refunded"] == 0
+    assert {r["round"] for r in report["rulings"]} == {r["round"] for r in s["rulings"]}
     res = CliRunner().invoke(main, ["verify-bundle", s["evidence"], "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["round"] == s["disputed_round"]
 
