@@ -108,7 +108,14 @@ def test_sigkill_mid_run_then_restart_equals_a_rebuild(ledger, tmp_path: Path) -
             for name in vs.views:
                 vs.reset(name)
         proc = subprocess.Popen([sys.executable, "-c", RUNNER, ledger.url], env=env)
-        time.sleep(rng.uniform(0.8, 2.5))
+        # The kill lands by construction: once the runner has committed its first chunk (or
+        # at once, one time in five), then a random moment later within its run.
+        deadline, wait = time.monotonic() + 120, rng.random() > 0.2
+        with ViewStore(ledger.store.url) as vs:
+            while wait and proc.poll() is None and not any(vs.position(n) for n in vs.views):
+                assert time.monotonic() < deadline, "the projection runner committed nothing for 120 s"
+                time.sleep(0.005)
+        time.sleep(rng.uniform(0, 2.0))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
@@ -120,4 +127,5 @@ def test_sigkill_mid_run_then_restart_equals_a_rebuild(ledger, tmp_path: Path) -
             after = _all_rows(vs)
             rebuild(ledger.store, vs)
             assert _all_rows(vs) == after, positions
+    print(f"projection runner: {kills} kills, {partial} with views part-way")
     assert kills >= 5 and partial >= 3, (kills, partial)
