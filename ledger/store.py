@@ -26,11 +26,14 @@ from urllib.parse import parse_qs, unquote, urlparse
 from eventsourcing.application import Application
 from eventsourcing.persistence import (
     IntegrityError,
+    InterfaceError,
     Mapper,
+    OperationalError,
     PersistenceError,
     StoredEvent,
 )
 from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.utils import retry
 
 from ledger.events import SignedEvent, event_from_stored
 
@@ -181,6 +184,24 @@ class LedgerPostgresRecorder(PostgresApplicationRecorder):
         curs.execute(f"SET LOCAL lock_timeout = '{int(self.datastore.lock_timeout)}s'")
         curs.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                      (f"pitboss:{self.datastore.schema}.{self.events_table_name}",))
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        """The library's insert, same statements and transaction, without pipeline mode.
+
+        With psycopg 3.3 the pipeline can hang on a large batch: a 10,000-event batch
+        (several MB of binary rows) stayed in libpq's output buffer while psycopg waited
+        in ``Pipeline.sync`` for results, and the server waited in ClientRead for the rest
+        of the message; both socket queues empty, forever (seen in a CI run under load).
+        Statement by statement, each waits for its reply: four round trips per batch,
+        nothing for a batch to hang on. The library's retry of a dropped connection is
+        kept as it was (``AlreadyStoredError`` covers its replay of a committed batch)."""
+        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+            self._insert_events(curs, stored_events, **kwargs)
+            if not stored_events:
+                return []
+            self._insert_stored_events(curs, stored_events, **kwargs)
+            return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
 
     def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         self._lock_table(curs)
