@@ -25,6 +25,7 @@ pytestmark = pytest.mark.postgres
 CHILD = "import sys; from cli.main import main; sys.argv[0] = 'pitboss'; main()"
 APP = "pitboss-fault-test"
 BATCH = 40
+DROPS = 10  # connection drops injected into one retried run
 
 
 def _skip_unless_pg(ledger) -> None:  # type: ignore[no-untyped-def]
@@ -82,14 +83,15 @@ def test_dropped_connections_are_retried_with_backoff(ledger, tmp_path) -> None:
     base = ledger.store.count()
     proc = _child(ledger, path, "--retries", "5", "--backoff", "0.1", "--json")
     faults = 0
-    while proc.poll() is None and faults < 3:  # three drops, each once storing has moved on
+    while proc.poll() is None and faults < DROPS:  # each drop once storing has moved on since the last
         seen = ledger.store.count()
         while proc.poll() is None and ledger.store.count() == seen:
             time.sleep(0.05)
         faults += _terminate(ledger.url) > 0
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, (out, err)
-    assert faults >= 2, f"only {faults} connection drops landed while storing"
+    print(f"connections dropped mid-ingest: {faults}")
+    assert faults >= DROPS // 2, f"only {faults} connection drops landed while storing"
     assert ledger.store.count() - base == n  # exactly once
     assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
 
