@@ -41,28 +41,39 @@ from projections.reconcile import reconcile_day  # noqa: E402
 from projections.runner import ViewStore, rebuild  # noqa: E402
 
 
+def say(msg: str) -> None:
+    """Progress on stderr (a 100,000-round day runs for an hour or more); stdout is the JSON."""
+    print(f"[{time.strftime('%H:%M:%S', time.gmtime())} UTC] {msg}", file=sys.stderr, flush=True)
+
+
 def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
+    say(f"{url.split('?')[0]}: signing and ingesting a demo day of {rounds} rounds")
     store = Store.open(url, create=True)
     keys, public = KeyDirectory(tmp / "keys"), PublicDir(tmp / "public")
     try:
         init_ledger(store, keys, public, "bench.pitboss/ledger")
         t = time.perf_counter()
-        summary = run_demo(store, keys, public, tmp / "out", seed=1, hands=rounds)
+        summary = run_demo(store, keys, public, tmp / "out", seed=1, hands=rounds, progress=say)
         ingest_s = time.perf_counter() - t
         events = store.max_notification_id()
+        say("reading and decoding every event (baseline)")
         t = time.perf_counter()
         read = sum(1 for row in store.rows() if orjson.loads(row.state))
         read_s = time.perf_counter() - t
+        say("verify_ledger alone (baseline)")
         t = time.perf_counter()
         verify_ledger(store, public_dir=public.path)
         verify_s = time.perf_counter() - t
+        say("rebuilding every view from zero")
         with ViewStore(store.url) as vs:
             t = time.perf_counter()
             rebuild(store, vs)
             rebuild_s = time.perf_counter() - t
+        say("reconciling the day")
         t = time.perf_counter()
         report = reconcile_day(store, utc_now()[:10], public_dir=public.path)
         reconcile_s = time.perf_counter() - t
+        say("the AML scan alone")
         t = time.perf_counter()
         flags = scan_store(store)
         aml_s = time.perf_counter() - t
