@@ -5,7 +5,7 @@
 For each backend (a SQLite file; PostgreSQL at 127.0.0.1:5432 in a fresh schema when it
 answers), the same work twice, in the same run: one producer process appending
 4 x N batches of chip buy-ins to one table (the baseline), then four producer processes
-appending N batches each to four tables at once (``ledger.load.produce``: every batch
+appending N batches each to four tables at once (``ledger.sim.load.produce``: every batch
 through ingest, one transaction each). Figures: events/s of each, and the ratio of the
 concurrent run to the single producer. SQLite serializes writers on the file lock;
 PostgreSQL on the ledger's advisory lock, so the ratio says what concurrency buys (the
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ledger.house import PublicDir, create_key, init_ledger  # noqa: E402
 from ledger.ingest import ingest_lines  # noqa: E402
 from ledger.keys import KeyDirectory  # noqa: E402
-from ledger.load import produce  # noqa: E402
+from ledger.sim.load import produce  # noqa: E402
 from ledger.producer import BatchBuilder  # noqa: E402
 from ledger.store import Store  # noqa: E402
 

@@ -7,7 +7,7 @@
   event (deal, action, show, award) judged in order, pots and awards derived. Rules only:
   no signatures, no storage.
 - replay_from_phh_text_hands_per_s: the same hands from their PHH action strings
-  (``ledger.phh.hand_events``: strings parsed, amounts scaled, events built and judged).
+  (``ledger.importers.phh.hand_events``: strings parsed, amounts scaled, events built and judged).
 - baseline_pokerkit_replay_hands_per_s: the same hands, from the same parsed TOML, through
   ``pokerkit.HandHistory`` (every state of the hand built), measured in the same run.
   Ratio goal: at least 10x pokerkit.
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ledger.games.cards import deck  # noqa: E402
 from ledger.games.poker import PokerEngine  # noqa: E402
 from ledger.games.poker_hands import high_rank  # noqa: E402
-from ledger.phh import hand_events, load_hands  # noqa: E402
+from ledger.importers.phh import hand_events, load_hands  # noqa: E402
 
 ENGINE = PokerEngine()
 CORPUS_CANDIDATES = [os.environ.get("PITBOSS_PHH_CORPUS", ""),

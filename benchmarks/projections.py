@@ -4,7 +4,7 @@
 
 For each backend (a SQLite file; PostgreSQL at 127.0.0.1:5432 in a fresh schema when it
 answers), a demo day of N rounds is signed and ingested through the producer path
-(``ledger.demo``), then timed: rebuilding every view from zero (events/s), reconciling
+(``ledger.sim.demo``), then timed: rebuilding every view from zero (events/s), reconciling
 the day (seconds: the whole ledger re-proved, every round replayed, every view compared
 with a recomputation, the AML scan), and the AML scan alone. Baselines measured in the
 same run on the same ledger: reading every stored event and decoding its JSON (what any
@@ -30,7 +30,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ledger.demo import run_demo  # noqa: E402
+from ledger.sim.demo import run_demo  # noqa: E402
 from ledger.house import PublicDir, init_ledger  # noqa: E402
 from ledger.keys import KeyDirectory  # noqa: E402
 from ledger.store import Store  # noqa: E402
@@ -53,7 +53,7 @@ def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
     try:
         init_ledger(store, keys, public, "bench.pitboss/ledger")
         t = time.perf_counter()
-        summary = run_demo(store, keys, public, tmp / "out", seed=1, hands=rounds, progress=say)
+        summary = run_demo(store, keys, public, seed=1, hands=rounds, progress=say)
         ingest_s = time.perf_counter() - t
         events = store.max_notification_id()
         say("reading and decoding every event (baseline)")

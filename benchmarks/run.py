@@ -220,9 +220,9 @@ def main() -> None:
                 note(f"eventsourcing baseline ({workload}) on {name} ...")
                 base_db = DatabaseURL.parse(base_url)
                 if base_db.backend == "postgres":
-                    from ledger.store import _ensure_pg_schema
+                    from ledger.store.admin import ensure_pg_schema
 
-                    _ensure_pg_schema(base_db)
+                    ensure_pg_schema(base_db)
                 env = base_db.env()
                 env.pop("ORIGINATOR_ID_TYPE")
                 env.pop("APPLICATION_RECORDER_TOPIC", None)  # the library's own recorder, not ours

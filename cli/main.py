@@ -264,7 +264,7 @@ def checkpoint(c: Context, as_json: bool) -> None:
     """Sign a checkpoint of the whole ledger and publish it."""
     import base64
 
-    from ledger.checkpoints import create_checkpoint
+    from ledger.log.checkpoints import create_checkpoint
 
     with _Guard(as_json), c.open() as store:
         sc = create_checkpoint(store, c.keys, c.public)
@@ -340,7 +340,7 @@ def proof() -> None:
 @click.pass_obj
 def proof_inclusion(c: Context, stream: str, seq: int, size: int | None, output: str) -> None:
     """Write a c2sp tlog-proof for event STREAM SEQ."""
-    from ledger.checkpoints import inclusion_proof
+    from ledger.log.checkpoints import inclusion_proof
 
     with _Guard(False), c.open() as store:
         text = inclusion_proof(store, stream, seq, size)
@@ -355,7 +355,7 @@ def proof_inclusion(c: Context, stream: str, seq: int, size: int | None, output:
 @click.pass_obj
 def proof_consistency(c: Context, old_size: int, new_size: int, output: str) -> None:
     """Write a consistency proof between two stored checkpoints (and their notes beside it)."""
-    from ledger.checkpoints import consistency_proof
+    from ledger.log.checkpoints import consistency_proof
 
     with _Guard(False), c.open() as store:
         text, old_note, new_note = consistency_proof(store, old_size, new_size)
@@ -373,9 +373,9 @@ def proof_consistency(c: Context, old_size: int, new_size: int, output: str) -> 
 @click.option("--json", "as_json", is_flag=True)
 def proof_check_inclusion(proof_file: str, vkey: str, checkpoint_file: str | None, as_json: bool) -> None:
     """Check an inclusion proof offline (no database)."""
-    from ledger.merkle import ProofError
-    from ledger.note import NoteError
-    from ledger.proofs import verify_inclusion_proof
+    from ledger.log.merkle import ProofError
+    from ledger.log.note import NoteError
+    from ledger.log.proofs import verify_inclusion_proof
 
     try:
         res = verify_inclusion_proof(
@@ -398,9 +398,9 @@ def proof_check_inclusion(proof_file: str, vkey: str, checkpoint_file: str | Non
 @click.option("--json", "as_json", is_flag=True)
 def proof_check_consistency(proof_file: str, old_note: str, new_note: str, vkey: str, as_json: bool) -> None:
     """Check a consistency proof offline (no database)."""
-    from ledger.merkle import ProofError
-    from ledger.note import NoteError
-    from ledger.proofs import verify_consistency_proof
+    from ledger.log.merkle import ProofError
+    from ledger.log.note import NoteError
+    from ledger.log.proofs import verify_consistency_proof
 
     try:
         old, new = verify_consistency_proof(
@@ -464,7 +464,7 @@ def import_phh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
     Each hand is judged by the poker engine; a hand that breaks the rules or stops before
     it is over is refused with the reason, the rest go in. Exit 1 if any hand is refused.
     """
-    from ledger.phh_import import import_paths
+    from ledger.importers.phh_import import import_paths
 
     def progress(done: int) -> None:
         if not as_json:
@@ -495,8 +495,8 @@ def export() -> None:
 @click.pass_obj
 def export_phh(c: Context, round_id: str, output: str | None) -> None:
     """Write poker round ROUND_ID as a PHH hand (TOML) that pokerkit can load."""
-    from ledger.phh import PhhError
-    from ledger.phh_import import export_round
+    from ledger.importers.phh import PhhError
+    from ledger.importers.phh_import import export_round
 
     stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
     with _Guard(False), c.open() as store:
@@ -525,7 +525,7 @@ def evidence(c: Context, round_id: str, output: str, as_json: bool) -> None:
 
     Signs a new checkpoint first if none covers the round yet.
     """
-    from ledger.evidence import write_bundle
+    from projections.evidence import write_bundle
 
     with _Guard(as_json), c.open() as store:
         manifest = write_bundle(store, c.keys, c.public, round_id, Path(output))
@@ -541,7 +541,7 @@ def evidence(c: Context, round_id: str, output: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def verify_bundle_cmd(bundle: str, anchor: str | None, vkey: str | None, as_json: bool) -> None:
     """Check an evidence bundle offline (no database); exit 1 naming what does not hold."""
-    from ledger.evidence import verify_bundle
+    from projections.evidence import verify_bundle
 
     anchor_hex = _read_anchor(anchor).hex() if anchor else None
     vkey_text = (Path(vkey).read_text().strip() if vkey and Path(vkey).is_file() else vkey)
@@ -755,17 +755,6 @@ def balances(c: Context, player: str | None, as_json: bool) -> None:
 
 # --- game rules ----------------------------------------------------------------------
 
-HOUSE_EDGE_GAMES = {
-    "baccarat": "exact enumeration of every card sequence of a full 8-deck shoe",
-    "roulette-european": "exact enumeration of equally likely pockets",
-    "roulette-american": "exact enumeration of equally likely pockets",
-    "sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)",
-    "blackjack": "infinite deck, exact recursion over totals with the best play per total (method per bet)",
-    "high-card-flush": "exact count over all C(52,7) hands of the bonus wagers (Appendix A/B paytables);"
-                       " ante and raise are played against the designated player, not the house",
-}
-
-
 @main.group()
 def rules() -> None:
     """What the configured game rules imply (computed from the engines)."""
@@ -777,27 +766,20 @@ def rules() -> None:
 def rules_house_edge(game: str, as_json: bool) -> None:
     """Exact house edge of every bet of GAME, by enumeration over the engine's outcomes.
 
-    Available: baccarat (the seed's house options), roulette-european,
-    roulette-american, sicbo, blackjack (infinite deck), high-card-flush (bonus wagers).
+    GAME is a name one of the game engines offers (baccarat, roulette-european,
+    roulette-american, ...); an unknown name is a usage error that lists them all.
     """
-    from ledger.games import baccarat, blackjack, high_card_flush, roulette, sicbo
+    from ledger.games import house_edge_names
 
-    if game not in HOUSE_EDGE_GAMES:
-        _fail(as_json, f"no engine for {game!r} yet; available: {', '.join(HOUSE_EDGE_GAMES)}", EXIT_USAGE)
-    if game == "baccarat":
-        edges = baccarat.house_edge()
-    elif game == "sicbo":
-        edges = sicbo.house_edge()
-    elif game == "blackjack":
-        edges = blackjack.house_edge()
-    elif game == "high-card-flush":
-        edges = high_card_flush.house_edge()
-    else:
-        edges = roulette.house_edge(game.split("-")[1])
-    data = {"game": game, "method": HOUSE_EDGE_GAMES[game],
+    names = house_edge_names()
+    if game not in names:
+        _fail(as_json, f"no house edge for {game!r}; available: {', '.join(names)}", EXIT_USAGE)
+    engine, method = names[game]
+    edges = engine.house_edge(game)
+    data = {"game": game, "method": method,
             "bets": {b: {**{k: v for k, v in e.items() if k != "edge"}, "edge": float(e["edge"]),
                          "edge_exact": str(e["edge"])} for b, e in edges.items()}}
-    text = [f"{game}: house edge by bet ({HOUSE_EDGE_GAMES[game]})"]
+    text = [f"{game}: house edge by bet ({method})"]
     text += [f"  {b:<12} pays {e['pays']:>4} to 1   edge {float(e['edge']) * 100:.4f}%" for b, e in edges.items()]
     _emit(as_json, data, "\n".join(text))
 
@@ -814,8 +796,9 @@ def rules_house_edge(game: str, as_json: bool) -> None:
 def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -> None:
     """Simulate a casino night through the real producer path, then run the nightly jobs:
     views, reconciliation of the day, AML flags, and one disputed round's evidence."""
-    from ledger.demo import run_demo
+    from ledger.sim.demo import run_demo
     from projections.aml import scan_store
+    from projections.evidence import write_bundle
     from projections.reconcile import reconcile_day
     from projections.runner import ViewStore, catch_up
 
@@ -825,7 +808,12 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -
 
     out = Path(output) if output else (c.db.path.parent if c.db.backend == "sqlite" and c.db.path else Path("."))
     with _Guard(as_json), c.open() as store:
-        summary = run_demo(store, c.keys, c.public, out, seed=seed, hands=hands, progress=say)
+        summary = run_demo(store, c.keys, c.public, seed=seed, hands=hands, progress=say)
+        disputed = summary["disputed_round"]
+        say(f"writing the evidence bundle of the disputed round {disputed}")
+        bundle = out / f"evidence-{disputed.split(':', 1)[1]}"
+        write_bundle(store, c.keys, c.public, disputed, bundle)
+        summary["evidence"] = str(bundle)
         say("bringing the views up to date")
         with ViewStore(store.url) as vs:
             catch_up(store, vs)
@@ -872,7 +860,7 @@ def sample(c: Context, output: str, rounds: int, as_json: bool) -> None:
     Registers a floor, dealer and cage key on first use. The batch is not ingested:
     feed it to 'pitboss ingest'.
     """
-    from ledger.sample import write_sample_batch
+    from ledger.sim.sample import write_sample_batch
 
     with _Guard(as_json), c.open() as store:
         n = write_sample_batch(store, c.keys, Path(output), rounds)

@@ -6,8 +6,8 @@ The stable entry points:
 - ``ledger.store.Store.open(url)``: SQLite file or PostgreSQL.
 - ``ledger.ingest.ingest_lines`` / ``ingest_signed``: check and append a batch atomically.
 - ``ledger.verify.verify_ledger``: re-prove the whole ledger.
-- ``ledger.checkpoints``: signed checkpoints, inclusion and consistency proofs.
-- ``ledger.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
+- ``ledger.log.checkpoints``: signed checkpoints, inclusion and consistency proofs.
+- ``ledger.log.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
 """
 
 import ledger.equipment  # noqa: F401,E402  (every kind is registered before any key is made)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from ledger.events import EventError, SignedEvent
 from ledger.kinds import Ident, Strict, Text, UtcTime, register_kind
@@ -62,9 +62,20 @@ class Video(Strict):
         return self
 
 
+def _shoe_game(game: str) -> str:
+    """A game whose engine deals from a shoe (``Engine.equipment``)."""
+    from ledger.games import ENGINES
+
+    engine = ENGINES.get(game)
+    if engine is None or engine.equipment != "shoe":
+        shoe_games = sorted(g for g, e in ENGINES.items() if e.equipment == "shoe")
+        raise ValueError(f"{game!r} is not a game dealt from a shoe ({', '.join(shoe_games)})")
+    return game
+
+
 class ShoeInspect(Strict):
     table: Ident
-    game: Literal["baccarat", "blackjack", "high-card-flush"]
+    game: Annotated[Ident, AfterValidator(_shoe_game)]
     decks: Annotated[int, Field(ge=1, le=16)]
     result: Literal["pass", "defective"]
     video: Video
@@ -124,9 +135,16 @@ register_kind("shoe.cut_card.v1", CutCardOut, "shoe", ("dealer", "table"))
 register_kind("wheel.inspect.v1", WheelInspect, "wheel", ("floor",))
 register_kind("dice.inspect.v1", DeviceInspect, "dice", ("dealer", "floor"))
 
-EQUIPMENT_FOR_GAME = {"baccarat": "shoe", "blackjack": "shoe", "high-card-flush": "shoe",
-                      "roulette": "wheel", "sicbo": "dice"}
-EQUIPMENT_TYPES = frozenset(EQUIPMENT_FOR_GAME.values())
+EQUIPMENT_TYPES = frozenset({"shoe", "wheel", "dice"})
+
+
+def equipment_for(game: str) -> str | None:
+    """The equipment stream type a live round of ``game`` is dealt from (its engine's
+    ``equipment``), or None."""
+    from ledger.games import ENGINES
+
+    engine = ENGINES.get(game)
+    return engine.equipment if engine is not None else None
 
 
 @dataclass(frozen=True)
@@ -147,11 +165,14 @@ def _rule(reason: str) -> EventError:
 
 
 def cut_problem(game: str, decks: int, from_back: int) -> str | None:
-    if game == "baccarat" and from_back != 7:
-        return f"the cut card goes 7 cards from the back in baccarat, not {from_back} (000 II 3.3.4)"
-    if game == "blackjack" and not (3 * 52 < from_back <= 4 * 52):
-        return (f"the cut card goes in the 4th deck from the back in blackjack (cards {3 * 52 + 1}-{4 * 52}"
-                f" from the back), not {from_back} (000 III 3.3.1)")
+    """Where the cut card may go: the game's own rule (``Engine.cut_problem``), and inside
+    the stack."""
+    from ledger.games import ENGINES
+
+    engine = ENGINES.get(game)
+    problem = engine.cut_problem(decks, from_back) if engine is not None else None
+    if problem:
+        return problem
     if from_back >= decks * 52:
         return f"the cut card {from_back} cards from the back is outside a {decks}-deck stack"
     return None
@@ -216,7 +237,7 @@ def apply(eq: Equipment, ev: SignedEvent, role: str) -> Equipment:
 
 def ready_problem(eq: Equipment | None, stream: str, table: str, game: str, table_opened_at: str) -> str | None:
     """Why a round of ``game`` at ``table`` may not be dealt from ``stream`` now, or None."""
-    want = EQUIPMENT_FOR_GAME.get(game)
+    want = equipment_for(game)
     stype = stream.split(":", 1)[0]
     if want is None:
         return f"{game} uses no equipment stream"

@@ -17,7 +17,7 @@ from ledger.ingest import IngestReport, ingest_signed, load_keyring
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.keys import KeyDirectory, Signer
 from ledger.kinds import KEYRING_STREAM, ROLES, kinds_for_role
-from ledger.note import verifier_key
+from ledger.log.note import verifier_key
 from ledger.producer import BatchBuilder
 from ledger.store import Store
 from ledger.timeutil import format_utc, parse_utc, utc_now

@@ -32,8 +32,8 @@ from eventsourcing.persistence import PersistenceError
 from ledger import penalties, tournaments
 from ledger.canonical import GENESIS_PREV
 from ledger.equipment import (
-    EQUIPMENT_FOR_GAME,
     EQUIPMENT_TYPES,
+    equipment_for,
     Equipment,
     fold,
     ready_problem,
@@ -215,10 +215,10 @@ class _BatchState:
         elif dealing == "rng":
             if source != "rng":
                 raise RuleViolation(f"table {table} deals by RNG: its rounds name source 'rng'")
-        elif game in EQUIPMENT_FOR_GAME:
+        elif equipment_for(game) is not None:
             if source is None or source == "rng":
                 raise RuleViolation(f"table {table} is live: a {game} round names the "
-                                    f"{EQUIPMENT_FOR_GAME[game]} it is dealt from")
+                                    f"{equipment_for(game)} it is dealt from")
             problem = ready_problem(self.equipment_state(source), source, table, game, table_open.at)
             if problem:
                 raise RuleViolation(problem)

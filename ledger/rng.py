@@ -122,22 +122,26 @@ def dice(seed: bytes, round_id: str) -> Iterator[int]:
         yield s.uniform(6) + 1
 
 
-def derive(spec: tuple[Any, ...], seed: bytes, round_id: str, count: int) -> list[Any]:
-    """The first ``count`` draws of a round in the form its engine records them. ``spec``
-    is the engine's (``Engine.draws``): ("cards", decks) -> ``"Ah"``; ("pockets", wheel)
-    -> ``"00"``; ("dice",) -> faces 1-6."""
+def draw_source(spec: tuple[Any, ...], seed: bytes, round_id: str) -> Iterator[Any]:
+    """A round's draws in the form its engine records them, in order. ``spec`` is the
+    engine's (``Engine.draws``): ("cards", decks) -> ``"Ah"`` (a finite shoe);
+    ("pockets", wheel) -> ``"00"``; ("dice",) -> faces 1-6."""
     if spec[0] == "cards":
-        cards = shoe(seed, round_id, spec[1])
-        if count > len(cards):
-            raise ValueError(f"{count} cards asked of a {len(cards)}-card shoe")
-        return cards[:count]
+        return iter(shoe(seed, round_id, spec[1]))
     if spec[0] == "pockets":
-        it: Iterator[Any] = roulette_pockets(seed, round_id, spec[1])
-    elif spec[0] == "dice":
-        it = dice(seed, round_id)
-    else:
-        raise ValueError(f"no RNG derivation for {spec!r}")
-    return [next(it) for _ in range(count)]
+        return roulette_pockets(seed, round_id, spec[1])
+    if spec[0] == "dice":
+        return dice(seed, round_id)
+    raise ValueError(f"no RNG derivation for {spec!r}")
+
+
+def derive(spec: tuple[Any, ...], seed: bytes, round_id: str, count: int) -> list[Any]:
+    """The first ``count`` draws of a round (``draw_source``)."""
+    it = draw_source(spec, seed, round_id)
+    out = [d for _, d in zip(range(count), it)]
+    if len(out) < count:
+        raise ValueError(f"{count} cards asked of a {len(out)}-card shoe")
+    return out
 
 
 def first_difference(spec: tuple[Any, ...], seed: bytes, round_id: str, recorded: list[Any]) -> str | None:

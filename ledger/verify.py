@@ -38,8 +38,8 @@ from ledger.canonical import GENESIS_PREV, event_hash
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyRing
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
-from ledger.merkle import CompactRange, leaf_hash
-from ledger.note import (
+from ledger.log.merkle import CompactRange, leaf_hash
+from ledger.log.note import (
     Checkpoint,
     NoteError,
     VerifierKey,

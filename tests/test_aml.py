@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from ledger.demo_games import poker_hand
+from ledger.games.poker import random_hand as poker_hand
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
 from ledger.house import create_key
-from ledger.phh import hand_events
+from ledger.importers.phh import hand_events
 from ledger.producer import BatchBuilder
-from ledger.sample import write_sample_batch
+from ledger.sim.sample import write_sample_batch
 from projections.aml import AmlConfig, scan_store
 from tests.helpers import add_round, ingest
 

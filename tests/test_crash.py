@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from cli.main import main
 from ledger.ingest import ingest_batches
-from ledger.sample import write_sample_batch
+from ledger.sim.sample import write_sample_batch
 from ledger.verify import verify_ledger
 
 KILLS = 50

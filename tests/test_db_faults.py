@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ledger.sample import write_sample_batch
+from ledger.sim.sample import write_sample_batch
 from ledger.store import DatabaseURL
 from ledger.verify import verify_ledger
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from ledger.sample import write_sample_batch
+from ledger.sim.sample import write_sample_batch
 from tests.helpers import ingest
 
 

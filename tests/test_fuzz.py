@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ledger.events import MAX_LINE_BYTES
 from ledger.ingest import MAX_BATCH_EVENTS, IngestSession, ingest_lines
-from ledger.phh import PhhError, hand_events, load_hands
+from ledger.importers.phh import PhhError, hand_events, load_hands
 from ledger.producer import BatchBuilder
 from ledger.verify import verify_ledger
 from tests.helpers import make_producers

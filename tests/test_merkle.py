@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from ledger.merkle import (
+from ledger.log.merkle import (
     EMPTY_ROOT, CompactRange, MerkleTree, ProofError, leaf_hash, node_hash,
     verify_consistency, verify_inclusion,
 )

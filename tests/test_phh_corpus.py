@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ledger.games.poker import VARIANTS
-from ledger.phh import PhhError, check_finishing_stacks, hand_events, load_hands
+from ledger.importers.phh import PhhError, check_finishing_stacks, hand_events, load_hands
 
 _CANDIDATES = [os.environ.get("PITBOSS_PHH_CORPUS", ""),
                str(Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "phh"),  # ../shared

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from cli.main import main
 from ledger.games.poker import PokerEngine, final_stacks
-from ledger.phh import hand_events, load_hands
-from ledger.phh_import import export_round
+from ledger.importers.phh import hand_events, load_hands
+from ledger.importers.phh_import import export_round
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
 from tests.helpers import add_round, ingest, open_table

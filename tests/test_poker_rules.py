@@ -10,7 +10,7 @@ import pytest
 
 from ledger.games import RuleViolation
 from ledger.games.poker import PokerEngine, final_stacks, tda_raise_to
-from ledger.phh import PhhError, hand_events
+from ledger.importers.phh import PhhError, hand_events
 
 ENGINE = PokerEngine()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import multiprocessing
 
 from ledger.house import create_key
-from ledger.load import produce
+from ledger.sim.load import produce
 from ledger.producer import BatchBuilder
 from ledger.verify import verify_ledger
 from tests.helpers import ingest

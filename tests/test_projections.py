@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ledger.events import event_from_stored
-from ledger.sample import write_sample_batch
+from ledger.sim.sample import write_sample_batch
 from projections.runner import ViewStore, catch_up, rebuild
 from projections.views import ACCOUNT_COLUMNS, account_balance
 from tests.helpers import ingest

@@ -14,7 +14,7 @@ from cli.main import main
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
 from ledger.producer import BatchBuilder
-from ledger.sample import producer_signer, write_sample_batch
+from ledger.sim.sample import producer_signer, write_sample_batch
 from ledger.timeutil import utc_now
 from projections.runner import ViewStore
 from tests.conftest import execute_sql

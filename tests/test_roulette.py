@@ -234,8 +234,8 @@ def test_cli_house_edge_json_matches_the_published_values() -> None:
     assert data["game"] == "roulette-american"
     assert data["bets"]["five_number"]["pays"] == 6 and round(data["bets"]["five_number"]["edge"], 6) == 0.078947
     assert round(data["bets"]["straight"]["edge"], 6) == 0.052632
-    missing = CliRunner().invoke(main, ["rules", "house-edge", "dragon-tiger"])
-    assert missing.exit_code == 2 and "no engine for 'dragon-tiger' yet" in missing.stderr
+    missing = CliRunner().invoke(main, ["rules", "house-edge", "craps"])
+    assert missing.exit_code == 2 and "no house edge for 'craps'" in missing.stderr
 
 
 def test_replay_rederives_the_round_and_names_a_changed_payout(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]

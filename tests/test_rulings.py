@@ -15,7 +15,7 @@ from cli.main import main
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
 from ledger.house import create_key
-from ledger.phh import hand_events
+from ledger.importers.phh import hand_events
 from ledger.producer import BatchBuilder
 from ledger.rulings import substantial_action
 from tests.helpers import add_round, refused, stored

@@ -7,9 +7,9 @@ import json
 from click.testing import CliRunner
 
 from cli.main import main
-from ledger.phh import hand_events
+from ledger.importers.phh import hand_events
 from ledger.producer import BatchBuilder
-from ledger.sample import producer_signer, write_sample_batch
+from ledger.sim.sample import producer_signer, write_sample_batch
 from tests.helpers import ingest
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from ledger.checkpoints import create_checkpoint
+from ledger.log.checkpoints import create_checkpoint
 from tests.conftest import execute_sql
 from tests.helpers import ingest, make_producers, night_batch
 

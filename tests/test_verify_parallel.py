@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import ledger.verify as verify_mod
-from ledger.checkpoints import create_checkpoint
+from ledger.log.checkpoints import create_checkpoint
 from tests.conftest import execute_sql
 from tests.helpers import ingest, make_producers, night_batch
 

@@ -11,12 +11,31 @@ Each engine judges the events of one round of its game::
 
 The same code validates at ingest and re-derives at replay, so a replay is a proof, not
 a re-telling. States are immutable values: ``apply`` returns a new one.
+
+The engine is the only place a game is known (``docs/architecture.md``). Besides the
+rules of a round it declares what the rest of the ledger needs of the game:
+
+- ``banking`` and ``money(outcome)``: how a closed round's money nets (house-banked,
+  player-banked, a pool with rake), as a ``RoundMoney``, for the balance views,
+  reconciliation and the demo;
+- ``equipment`` and ``cut_problem(decks, from_back)``: the equipment stream a live round
+  is dealt from (``shoe``, ``wheel``, ``dice`` or None) and where the game's cut card
+  goes (``ledger.judges.equipment``);
+- ``house_edges`` and ``house_edge(name)``: the exact house edge of every bet, by name
+  (``pitboss rules house-edge NAME``), with the method of computation;
+- ``demo_tables`` and ``demo_round(rng, players, cards)``: the tables the demo night
+  opens for the game and one whole round of random legal play (``ledger.sim``).
+
+Adding a game is adding one module here (its engine, kinds, rules and house options)
+plus its test and its documentation; the registry below is read everywhere else.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,9 +51,57 @@ class RuleViolation(EventError):
         super().__init__("rule", reason)
 
 
+Events = list[tuple[str, dict[str, Any]]]
+"""A round's game events as (kind, payload), in order."""
+
+
+@dataclass
+class RoundMoney:
+    """What one closed round did to everyone's money, in the table's minor units."""
+
+    nets: dict[str, int] = field(default_factory=dict)  # player -> net result
+    wagered: dict[str, int] = field(default_factory=dict)  # player -> amount put at risk
+    staked: int = 0
+    paid: int = 0
+    commission: int = 0
+    rake: int = 0
+    house_net: int = 0  # what the house won from the players (commission and rake included)
+
+
+def settlement_money(outcome: dict[str, Any]) -> RoundMoney:
+    """House-banked games: each settlement row has ``player``, ``staked`` and ``paid``
+    (everything handed back); the player's net is paid − staked; a ``commission`` is
+    house revenue; the house's net is the negative of the players' sum."""
+    out = RoundMoney()
+    for row in outcome.get("settlements", []):
+        out.nets[row["player"]] = out.nets.get(row["player"], 0) + row["paid"] - row["staked"]
+        out.wagered[row["player"]] = out.wagered.get(row["player"], 0) + row["staked"]
+        out.staked += row["staked"]
+        out.paid += row["paid"]
+        out.commission += row.get("commission", 0)
+    out.house_net = -sum(out.nets.values())
+    return out
+
+
+@dataclass(frozen=True)
+class DemoTable:
+    """A table the demo night opens for a game (``ledger.sim.demo``)."""
+
+    code: str  # the table's suffix in the demo, e.g. "BAC"
+    dealing: Literal["live", "rng"] | None = None
+    decks: int = 0  # a live shoe's decks
+    cut: int = 0  # a live shoe's cut card, cards from the back
+    signer: str = "dealer"  # the role that records the rounds
+    players: tuple[int, int] = (2, 5)  # how many players a round seats, at least and at most
+
+
 class Engine(Protocol):
     game: str
     kinds: frozenset[str]
+    banking: Literal["house", "player", "pool"]
+    equipment: Literal["shoe", "wheel", "dice"] | None
+    house_edges: dict[str, str]  # name for ``pitboss rules house-edge`` -> method of computation
+    demo_tables: tuple[DemoTable, ...]
 
     def start(self, rules: dict[str, Any]) -> Any: ...
 
@@ -47,6 +114,15 @@ class Engine(Protocol):
     def snapshot(self, state: Any) -> dict[str, Any]: ...
 
     def outcome(self, state: Any) -> dict[str, Any]: ...
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney: ...
+
+    def cut_problem(self, decks: int, from_back: int) -> str | None: ...
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]: ...
+
+    def demo_round(self, rng: random.Random, players: list[str], cards: Iterator[str]) -> tuple[dict[str, Any],
+                                                                                                  Events]: ...
 
 
 def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
@@ -79,6 +155,39 @@ def unsettled(wagers: int, settled: frozenset[int]) -> str | None:
     return f"bets {left} are not settled" if left else None
 
 
+class NoCutCardRule:
+    """For engines whose game sets no cut-card position of its own (beyond the stack)."""
+
+    def cut_problem(self, decks: int, from_back: int) -> str | None:
+        return None
+
+
+class Play:
+    """A round played through its engine as it is produced: each event is applied (so an
+    illegal one raises at once) and kept (the demo's and the tests' producers)."""
+
+    def __init__(self, engine: Engine, rules: dict[str, Any]):
+        self.engine, self.st, self.events = engine, engine.start(rules), []  # type: Engine, Any, Events
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+        self.st = self.engine.apply(self.st, kind, payload)
+        self.events.append((kind, payload))
+
+    def settle(self, prefix: str, fields: tuple[str, ...]) -> Events:
+        """Each settlement as the engine derives it, recorded; the round's events."""
+        for row in self.engine.outcome(self.st)["settlements"]:
+            self(f"{prefix}.settle.v1", {k: row[k] for k in fields})
+        return self.events
+
+
+def play_events(engine: Engine, rules: dict[str, Any], events: Events) -> Any:
+    """The engine's state after ``events`` from the start (producers and the demo)."""
+    st = engine.start(rules)
+    for kind, payload in events:
+        st = engine.apply(st, kind, payload)
+    return st
+
+
 ENGINES: dict[str, Engine] = {}
 
 
@@ -88,12 +197,23 @@ def register_engine(engine: Engine) -> None:
     ENGINES[engine.game] = engine
 
 
-from ledger.games import baccarat as _baccarat
-from ledger.games import blackjack as _blackjack
-from ledger.games import high_card_flush as _high_card_flush
-from ledger.games import poker as _poker
-from ledger.games import roulette as _roulette
-from ledger.games import sicbo as _sicbo
+def house_edge_names() -> dict[str, tuple[Engine, str]]:
+    """Every ``pitboss rules house-edge`` name: (its engine, its method)."""
+    return {name: (engine, method) for engine in ENGINES.values() for name, method in engine.house_edges.items()}
 
-__all__ = ["ENGINES", "Engine", "RuleViolation", "_baccarat", "_blackjack", "_high_card_flush", "_poker", "_roulette", "_sicbo", "check_settle_target",
-           "close_betting", "parse_rules", "register_engine", "unsettled"]
+
+def _register_all() -> None:
+    """Import every game module in this package: each registers its engine."""
+    import importlib
+    import pkgutil
+
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_register_all()
+
+__all__ = ["ENGINES", "DemoTable", "Engine", "Events", "NoCutCardRule", "Play", "RoundMoney", "RuleViolation",
+           "check_settle_target", "close_betting", "house_edge_names", "parse_rules", "play_events",
+           "register_engine", "settlement_money", "unsettled"]

@@ -31,7 +31,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ledger.games import (
+    DemoTable,
+    Events,
+    RoundMoney,
     RuleViolation,
+    settlement_money,
     check_settle_target,
     close_betting,
     parse_rules,
@@ -172,6 +176,25 @@ def settlement(state: BaccaratState, index: int) -> tuple[str, int, int]:
 class BaccaratEngine:
     game = "baccarat"
     kinds = frozenset({"baccarat.bet.v1", "baccarat.no_more_bets.v1", "baccarat.card.v1", "baccarat.settle.v1"})
+    banking = "house"
+    equipment = "shoe"
+    house_edges = {"baccarat": "exact enumeration of every card sequence of a full 8-deck shoe"}
+    demo_tables = (DemoTable("BAC", "live", decks=8, cut=7), DemoTable("OBAC", "rng", signer="game"))
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        return settlement_money(outcome)
+
+    def cut_problem(self, decks: int, from_back: int) -> str | None:
+        if from_back != 7:
+            return f"the cut card goes 7 cards from the back in baccarat, not {from_back} (000 II 3.3.4)"
+        return None
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
+        return house_edge()
+
+    def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
+        bets = [(p, rng.choice(["player", "banker", "tie"]), rng.choice([1000, 2000, 5000])) for p in players]
+        return {}, coup_events(bets, cards)
 
     def start(self, rules: dict[str, Any]) -> BaccaratState:
         return BaccaratState(parse_rules(BaccaratRules, rules, "baccarat"))

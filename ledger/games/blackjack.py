@@ -41,7 +41,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ledger.games import RuleViolation, close_betting, parse_rules, register_engine
+from ledger.games import (
+    DemoTable,
+    Events,
+    Play,
+    RoundMoney,
+    RuleViolation,
+    close_betting,
+    parse_rules,
+    register_engine,
+    settlement_money,
+)
 from ledger.games.cards import CARD_PATTERN
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -363,6 +373,49 @@ class BlackjackEngine:
     game = "blackjack"
     kinds = frozenset({"blackjack.bet.v1", "blackjack.no_more_bets.v1", "blackjack.card.v1",
                        "blackjack.action.v1", "blackjack.settle.v1"})
+    banking = "house"
+    equipment = "shoe"
+    house_edges = {"blackjack": "infinite deck, exact recursion over totals with the best play per total (method per"
+                                " bet)"}
+    demo_tables = (DemoTable("BJ", "live", decks=6, cut=200),)
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        return settlement_money(outcome)
+
+    def cut_problem(self, decks: int, from_back: int) -> str | None:
+        if not (3 * 52 < from_back <= 4 * 52):
+            return (f"the cut card goes in the 4th deck from the back in blackjack (cards {3 * 52 + 1}-{4 * 52}"
+                    f" from the back), not {from_back} (000 III 3.3.1)")
+        return None
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
+        return house_edge()
+
+    def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
+        """Every player bets, takes no insurance, doubles on 11 and hits to 17."""
+        rules = {"decks": 6}
+        play = Play(self, rules)
+        for seat, player in enumerate(players, start=1):
+            play("blackjack.bet.v1", {"seat": seat, "player": player, "amount": rng.choice([500, 1000, 2500])})
+        play("blackjack.no_more_bets.v1", {})
+        while (ph := phase(play.st)) != "done":
+            due = next_card(play.st)
+            if due is not None:
+                play("blackjack.card.v1", {"seat": due[0], "hand": due[1], "card": next(cards)})
+            elif ph == "insurance":
+                seat = next(s.seat for s in play.st.seats if not s.insurance_decided)
+                play("blackjack.action.v1", {"seat": seat, "hand": 1, "action": "no_insurance"})
+            else:
+                current = _current(play.st)
+                assert current is not None  # a hand is to act while the round is not done
+                seat, hand = current
+                h = next(s for s in play.st.seats if s.seat == seat).hands[hand - 1]
+                t = total(h.cards)[0]
+                if t == 11 and len(h.cards) == 2:
+                    play("blackjack.action.v1", {"seat": seat, "hand": hand, "action": "double", "amount": h.stake})
+                else:
+                    play("blackjack.action.v1", {"seat": seat, "hand": hand, "action": "hit" if t < 17 else "stand"})
+        return rules, play.settle("blackjack", ("seat", "hand", "wager", "outcome", "paid"))
 
     def start(self, rules: dict[str, Any]) -> BlackjackState:
         return BlackjackState(parse_rules(BlackjackRules, rules, "blackjack"))

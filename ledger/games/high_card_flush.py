@@ -50,7 +50,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ledger.games import RuleViolation, close_betting, parse_rules, register_engine
+from ledger.games import (
+    DemoTable,
+    Events,
+    NoCutCardRule,
+    Play,
+    RoundMoney,
+    RuleViolation,
+    close_betting,
+    parse_rules,
+    register_engine,
+    settlement_money,
+)
 from ledger.games.cards import CARD_PATTERN
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -261,8 +272,48 @@ def settlements(state: HcfState) -> dict[int, list[tuple[str, str, int]]]:
     return out
 
 
-class HighCardFlushEngine:
+class HighCardFlushEngine(NoCutCardRule):
     game = "high-card-flush"
+    banking = "player"
+    equipment = "shoe"
+    house_edges = {"high-card-flush": "exact count over all C(52,7) hands of the bonus wagers (Appendix A/B"
+                                      " paytables); ante and raise are played against the designated player, not the"
+                                      " house"}
+    demo_tables = (DemoTable("HCF"),)
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        """Player-banked (003): the designated player takes the other side of every
+        wager, so its net is the negative of the players' sum and the house's is 0."""
+        out = settlement_money(outcome)
+        if outcome.get("settlements"):
+            dp = outcome["designated"]
+            out.nets[dp] = out.nets.get(dp, 0) + out.house_net
+        out.house_net = 0
+        return out
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
+        return house_edge()
+
+    def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
+        """The first player designated with a 2,000.00 bankroll; antes, some flush bets;
+        folds on weak hands, the largest raise the cap allows otherwise."""
+        play = Play(self, {})
+        play("hcf.designate.v1", {"seat": 1, "player": players[0], "bankroll": 200_000})
+        for seat, player in enumerate(players[1:], start=2):
+            play("hcf.bet.v1", {"seat": seat, "player": player, "wager": "ante", "amount": 1000})
+            if rng.random() < 0.3:
+                play("hcf.bet.v1", {"seat": seat, "player": player, "wager": "flush", "amount": 500})
+        play("hcf.no_more_bets.v1", {})
+        for seat in deal_order(play.st):
+            play("hcf.card.v1", {"seat": seat, "card": next(cards)})
+        for p in play.st.players:
+            n = flush_rank(p.cards)[0]
+            if n < 3 and rng.random() < 0.5:
+                play("hcf.decision.v1", {"seat": p.seat, "action": "fold"})
+            else:
+                cap = 3 if n >= 6 else 2 if n == 5 else 1
+                play("hcf.decision.v1", {"seat": p.seat, "action": "raise", "amount": cap * 1000})
+        return {}, play.settle("hcf", ("seat", "wager", "outcome", "paid"))
     kinds = frozenset({"hcf.designate.v1", "hcf.bet.v1", "hcf.no_more_bets.v1", "hcf.card.v1",
                        "hcf.decision.v1", "hcf.settle.v1"})
 

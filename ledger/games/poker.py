@@ -50,13 +50,23 @@ later street; may be ``"??"``); ``poker.show.v1`` {seat, cards} (``[]`` mucks);
 from __future__ import annotations
 
 import copy
+import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ledger.games import RuleViolation, parse_rules, register_engine
+from ledger.games import (
+    DemoTable,
+    Events,
+    NoCutCardRule,
+    Play,
+    RoundMoney,
+    RuleViolation,
+    parse_rules,
+    register_engine,
+)
 from ledger.games.poker_hands import (
     badugi_key,
     best_of,
@@ -922,10 +932,32 @@ def final_stacks(st: PokerState) -> list[int]:
     return [st.stacks[i] + st.won[i] + st.bets[i] for i in range(st.n)]
 
 
-class PokerEngine:
+class PokerEngine(NoCutCardRule):
     game = "poker"
     kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.burn.v1",
                        "poker.show.v1", "poker.award.v1", "poker.timeout.v1"})
+    banking = "pool"
+    equipment = None
+    house_edges: dict[str, str] = {}  # the players play each other: the house takes rake, it has no edge
+    demo_tables = (DemoTable("PK", signer="game", players=(3, 5)),)
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        """Each seat's ``net`` (final − starting stack); the house keeps the rake."""
+        out = RoundMoney()
+        for seat in outcome.get("seats", []):
+            out.nets[seat["player"]] = out.nets.get(seat["player"], 0) + seat["net"]
+            out.wagered[seat["player"]] = out.wagered.get(seat["player"], 0) + seat.get("put_in", 0)
+        out.rake = sum(p["rake"] for p in outcome.get("pots", []))
+        out.staked = sum(p["amount"] for p in outcome.get("pots", []))
+        out.paid = out.staked - out.rake
+        out.house_net = out.rake
+        return out
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
+        raise ValueError("poker has no house edge: the players play each other and the house takes rake")
+
+    def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
+        return random_hand(rng, players, [10_000] * len(players))
 
     def start(self, rules: dict[str, Any]) -> PokerState:
         return start_state(parse_rules(PokerRules, rules, "poker"))
@@ -1119,3 +1151,57 @@ def award_events(st: PokerState) -> list[dict[str, Any]]:
 
 
 register_engine(PokerEngine())
+
+
+def random_hand(rng: random.Random, players: list[str], stacks: list[int], dump: tuple[int, int] | None = None,
+               deck: list[str] | None = None) -> tuple[dict[str, Any], Events]:
+    """A no-limit hold'em hand with random legal play. ``dump=(loser, winner)`` seats:
+    the loser, dealt two aces, raises and then folds to the winner's shove (a planted
+    chip-dumping hand)."""
+    rules = {"variant": "NT", "players": players, "starting_stacks": stacks, "antes": [0] * len(players),
+             "blinds_or_straddles": [50, 100] + [0] * (len(players) - 2), "min_bet": 100}
+    play = Play(PokerEngine(), rules)
+    while play.st.posts_due:
+        seat, typ, amount = play.st.posts_due[0]
+        play("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount})
+    order = rng.sample(deck or [r + s for s in "cdhs" for r in "23456789TJQKA"], 52)
+    if dump is not None:  # the dumper is dealt two aces: it folds a strong hand (projections.aml_poker)
+        aces = [c for c in order if c[0] == "A"][:2]
+        rest = [c for c in order if c not in aces]
+        order = rest[:2 * dump[0]] + aces + rest[2 * dump[0]:]
+    cards = iter(order)
+    for seat in range(1, len(players) + 1):
+        play("poker.deal.v1", {"seat": seat, "cards": [next(cards), next(cards)]})
+    while play.st.phase not in ("award", "done"):
+        st = play.st
+        if st.phase == "board":
+            play("poker.deal.v1", {"seat": 0, "cards": [next(cards) for _ in range(st.spec.board)]})
+        elif st.phase == "showdown":
+            i = st.showdown_order[0]
+            play("poker.show.v1", {"seat": i + 1, "cards": list(st.hole[i])})
+        else:
+            i = st.actor
+            to_call = st.to_call(i)
+            limits = raise_limits(st, i)
+            if dump is not None:
+                loser, winner = dump
+                if i == loser and not isinstance(limits, str) and max(st.bets) <= 100:
+                    play("poker.action.v1", {"seat": i + 1, "action": "raise" if max(st.bets) else "bet",
+                                             "to": min(max(limits[0], st.start_stacks[i] // 4), limits[1])})
+                elif i == winner and not isinstance(limits, str):
+                    play("poker.action.v1", {"seat": i + 1, "action": "raise" if max(st.bets) else "bet",
+                                             "to": limits[1]})
+                else:
+                    play("poker.action.v1", {"seat": i + 1, "action": "fold" if to_call else "check"})
+                continue
+            r = rng.random()
+            if not isinstance(limits, str) and r < 0.15:
+                play("poker.action.v1", {"seat": i + 1, "action": "raise" if max(st.bets) else "bet",
+                                         "to": limits[0]})
+            elif to_call and r < 0.45:
+                play("poker.action.v1", {"seat": i + 1, "action": "fold"})
+            else:
+                play("poker.action.v1", {"seat": i + 1, "action": "call" if to_call else "check"})
+    for award in award_events(play.st):
+        play("poker.award.v1", award)
+    return rules, play.events

@@ -38,7 +38,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ledger.games import (
+    DemoTable,
+    Events,
+    NoCutCardRule,
+    Play,
+    RoundMoney,
     RuleViolation,
+    settlement_money,
     check_settle_target,
     close_betting,
     parse_rules,
@@ -183,9 +189,35 @@ def settlement(state: RouletteState, index: int) -> tuple[str, int]:
     return "lose", 0
 
 
-class RouletteEngine:
+class RouletteEngine(NoCutCardRule):
     game = "roulette"
     kinds = frozenset({"roulette.bet.v1", "roulette.no_more_bets.v1", "roulette.result.v1", "roulette.settle.v1"})
+    banking = "house"
+    equipment = "wheel"
+    house_edges = {"roulette-european": "exact enumeration of equally likely pockets",
+                   "roulette-american": "exact enumeration of equally likely pockets"}
+    demo_tables = (DemoTable("RL", "live"),)
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        return settlement_money(outcome)
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
+        return house_edge(name.split("-")[1])
+
+    def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
+        """Even-money bets and straight-ups on a European wheel, and one spin."""
+        rules = {"wheel": "european"}
+        play = Play(self, rules)
+        for player in players:
+            if rng.random() < 0.5:
+                play("roulette.bet.v1", {"player": player, "bet": rng.choice(["red", "black", "even", "odd"]),
+                                         "pockets": [], "amount": rng.choice([500, 1000, 2000])})
+            else:
+                play("roulette.bet.v1", {"player": player, "bet": "straight", "pockets": [str(rng.randint(0, 36))],
+                                         "amount": 100})
+        play("roulette.no_more_bets.v1", {})
+        play("roulette.result.v1", {"pocket": str(rng.randint(0, 36)), "revolutions": rng.randint(3, 9)})
+        return rules, play.settle("roulette", ("bet", "outcome", "paid"))
 
     def start(self, rules: dict[str, Any]) -> RouletteState:
         r = parse_rules(RouletteRules, rules, "roulette")

@@ -31,7 +31,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ledger.games import (
+    DemoTable,
+    Events,
+    NoCutCardRule,
+    Play,
+    RoundMoney,
     RuleViolation,
+    settlement_money,
     check_settle_target,
     close_betting,
     parse_rules,
@@ -144,9 +150,30 @@ def settlement(state: SicBoState, index: int) -> tuple[str, int]:
     return ("win", w.amount * (to_one + 1)) if to_one is not None else ("lose", 0)
 
 
-class SicBoEngine:
+class SicBoEngine(NoCutCardRule):
     game = "sicbo"
     kinds = frozenset({"sicbo.bet.v1", "sicbo.no_more_bets.v1", "sicbo.result.v1", "sicbo.settle.v1"})
+    banking = "house"
+    equipment = "dice"
+    house_edges = {"sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)"}
+    demo_tables = (DemoTable("SB", "live"),)
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        return settlement_money(outcome)
+
+    def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
+        return house_edge()
+
+    def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
+        """Big, small or a total for each player, and one throw."""
+        play = Play(self, {})
+        for player in players:
+            bet = rng.choice(["big", "small", "total"])
+            target = [rng.randint(4, 17)] if bet == "total" else []
+            play("sicbo.bet.v1", {"player": player, "bet": bet, "target": target, "amount": rng.choice([500, 1000])})
+        play("sicbo.no_more_bets.v1", {})
+        play("sicbo.result.v1", {"dice": [rng.randint(1, 6) for _ in range(3)]})
+        return {}, play.settle("sicbo", ("bet", "outcome", "paid"))
 
     def start(self, rules: dict[str, Any]) -> SicBoState:
         r = parse_rules(SicBoRules, rules, "sic bo")

@@ -12,7 +12,7 @@ Inclusion proofs use the c2sp.org/tlog-proof@v1 text format::
 ``extra`` carries the event itself, so the proof is self-contained: the verifier
 recomputes the event hash (``ledger.canonical``), hashes it as a leaf and checks the
 path to the checkpoint's root, and the checkpoint's signature against the log's
-verifier key (``ledger.note``).
+verifier key (``ledger.log.note``).
 
 Consistency proofs use the same shape without a checkpoint; the two checkpoints are
 given beside it::
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.canonical import canonical_json, event_hash
-from ledger.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
-from ledger.note import Checkpoint, NoteError, VerifierKey, open_checkpoint
+from ledger.log.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
+from ledger.log.note import Checkpoint, NoteError, VerifierKey, open_checkpoint
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
 CONSISTENCY_HEADER = "pitboss.dev/tlog-consistency@v1"

@@ -14,6 +14,7 @@ from typing import Any
 
 from ledger import tournaments
 from ledger.games.baccarat import coup_events
+from ledger.games.poker import random_hand as poker_hand
 from ledger.producer import BatchBuilder
 from ledger.timeutil import utc_now
 
@@ -31,12 +32,14 @@ def _ruling(b: BatchBuilder, floor: Any, rid: str, effect: str, rule: str, acts_
 
 
 def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random, players: list[str],
-              poker_hand: Any, shoe: Any, chips: Any) -> list[dict[str, str]]:
-    """The night's three incidents; returns the rulings as {round, rule, effect}.
-    ``chips.play(table, game, rules, events, add)`` records a complete round with the
-    buy-ins it needs (``ledger.demo``)."""
+              shoe: Any, chips: Any) -> list[dict[str, str]]:
+    """The night's three incidents at the demo's poker (``PK``) and live baccarat (``BAC``)
+    tables, and a second poker table (``PK2``) opened for the crash; returns the rulings
+    as {round, rule, effect}. ``chips.play(table, game, rules, events, add)`` records a
+    complete round with the buy-ins it needs (``ledger.sim.demo``)."""
     rulings = []
     game, floor = who["game"], who["floor"]
+    b.add(floor, f"table:{tag}-PK2", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
     # 1. a misdeal found right after the deal, before any action: re-dealt exactly (TDA 34 A/B)
     seated = rng.sample(players, 4)
     rules, events = poker_hand(random.Random(rng.random()), seated, [10_000] * 4)
@@ -75,13 +78,14 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
         rulings.append(_ruling(b, floor, rid, "rollback", "000 refund policy", [f"incident:{tag}-crash#1"],
                                "server crash: cash-game hands in progress go back to their starting stacks"))
         b.add(game, rid, "round.close.v1", {"status": "void"})
+    chips.close(f"{tag}-PK2")
     return rulings
 
 
 def tournament(b: BatchBuilder, game: Any, tag: str, rng: random.Random, players: list[str], chips: Any) -> str:
     """A ten-player bounty tournament to a three-way deal; returns its id. Entries,
     stakes and prizes go through the players' accounts (``chips.fund`` / ``chips.pay``,
-    ``ledger.demo``): who pays in has the money at the cage first (000 tournament rules:
+    ``ledger.sim.demo``): who pays in has the money at the cage first (000 tournament rules:
     re-entry, rebuys and add-ons need funds in the account)."""
     tid = f"{tag}-TRN"
     stream = f"tournament:{tid}"

@@ -31,15 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from ledger.canonical import GENESIS_PREV
-from ledger.checkpoints import LeafIndex, create_checkpoint, stored_checkpoints
+from ledger.log.checkpoints import LeafIndex, create_checkpoint, stored_checkpoints
 from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
 from ledger.house import HouseError, PublicDir
 from ledger.keyring import KeyRing
 from ledger.keys import KeyDirectory
 from ledger.kinds import KEYRING_STREAM
-from ledger.merkle import ProofError
-from ledger.note import NoteError
-from ledger.proofs import inclusion_proof_text, verify_inclusion_proof
+from ledger.log.merkle import ProofError
+from ledger.log.note import NoteError
+from ledger.log.proofs import inclusion_proof_text, verify_inclusion_proof
 from ledger.rounds import derived_draws, walk
 from ledger.store import Store
 

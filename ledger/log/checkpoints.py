@@ -1,7 +1,7 @@
 """Signed checkpoints of the global Merkle tree, and proofs against them.
 
 The tree's leaves are the event hashes of every stored event in notification order
-(RFC 9162 hashing, ``ledger.merkle``). ``create_checkpoint`` signs a C2SP checkpoint
+(RFC 9162 hashing, ``ledger.log.merkle``). ``create_checkpoint`` signs a C2SP checkpoint
 note with the ledger's log key, appends it to the ``ledger:checkpoints`` stream as a
 ``ledger.checkpoint.v1`` event (so it is itself chained, signed and a later leaf) and
 publishes the note as a file in the public directory, where a truncation of the
@@ -19,10 +19,10 @@ from ledger.house import HouseError, PublicDir, active_signer
 from ledger.ingest import ingest_signed, load_keyring
 from ledger.keys import KeyDirectory
 from ledger.kinds import CHECKPOINT_STREAM
-from ledger.merkle import MerkleTree, leaf_hash
-from ledger.note import Checkpoint, sign_note, verifier_key
+from ledger.log.merkle import MerkleTree, leaf_hash
+from ledger.log.note import Checkpoint, sign_note, verifier_key
 from ledger.producer import BatchBuilder
-from ledger.proofs import consistency_proof_text, inclusion_proof_text
+from ledger.log.proofs import consistency_proof_text, inclusion_proof_text
 from ledger.store import Store
 
 

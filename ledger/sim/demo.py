@@ -19,31 +19,21 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ledger import rng as rngmod
-from ledger.checkpoints import create_checkpoint
-from ledger.demo_games import (
-    blackjack_round,
-    hcf_round,
-    poker_hand,
-    roulette_round,
-    sicbo_round,
-)
-from ledger.demo_incidents import incidents, tournament
-from ledger.evidence import write_bundle
-from ledger.games import ENGINES
-from ledger.games.baccarat import coup_events
+from ledger.games import ENGINES, DemoTable, Engine, RoundMoney, play_events
+from ledger.games.poker import random_hand
 from ledger.games.cards import deck
+from ledger.log.checkpoints import create_checkpoint
+from ledger.sim.incidents import incidents, tournament
 from ledger.house import PublicDir
 from ledger.ingest import IngestSession
 from ledger.keys import KeyDirectory
 from ledger.producer import BatchBuilder
-from ledger.sample import producer_signer
+from ledger.sim.sample import producer_signer
 from ledger.store import Store
 from ledger.timeutil import utc_now
-from projections.money import RoundMoney, round_money
 
 BATCH = 2000
 BUY_IN_UNIT = 10_000
@@ -52,12 +42,9 @@ COUNTRIES = ("MT", "DE", "GB", "FR", "IT", "ES", "NL", "SE")
 
 def round_nets(game: str, rules: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> RoundMoney:
     """What a round does to each player's chips, from the engine (what the table's
-    controller computes; the same ``round_money`` the views use)."""
+    controller computes; the same ``Engine.money`` the views use)."""
     engine = ENGINES[game]
-    st = engine.start(rules)
-    for kind, payload in events:
-        st = engine.apply(st, kind, payload)
-    return round_money(game, engine.outcome(st), "complete")
+    return engine.money(engine.outcome(play_events(engine, rules, events)))
 
 
 class _Chips:
@@ -163,7 +150,7 @@ class _Shoe:
         return False
 
 
-def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, out: Path, seed: int = 7, hands: int = 200,
+def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7, hands: int = 200,
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     say = progress or (lambda msg: None)
     rng = random.Random(seed)
@@ -173,14 +160,14 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, out: Path, see
            for role in ("floor", "dealer", "cage", "rng", "game", "importer")}
     b = BatchBuilder(store.head)
     flow = _Flow(store, b, say)
-    tables = {"BAC": ("baccarat", "live"), "BJ": ("blackjack", "live"), "RL": ("roulette", "live"),
-              "SB": ("sicbo", "live"), "HCF": ("high-card-flush", None), "PK": ("poker", None),
-              "OBAC": ("baccarat", "rng"), "PK2": ("poker", None)}
-    for t, (game, dealing) in tables.items():
-        payload: dict[str, Any] = {"game": game, "seats": 9, "currency": "EUR"}
-        if dealing:
-            payload["dealing"] = dealing
-        b.add(who["floor"], f"table:{tag}-{t}", "table.open.v1", payload)
+    # every registered game's demo tables (``Engine.demo_tables``), dealt in turn
+    tables: dict[str, tuple[Engine, DemoTable]] = {t.code: (engine, t) for engine in ENGINES.values()
+                                                   for t in engine.demo_tables}
+    for code, (engine, t) in tables.items():
+        payload: dict[str, Any] = {"game": engine.game, "seats": 9, "currency": "EUR"}
+        if t.dealing:
+            payload["dealing"] = t.dealing
+        b.add(who["floor"], f"table:{tag}-{code}", "table.open.v1", payload)
     players = [f"P{n:03d}" for n in range(1, 41)]
     deposits = {p: rng.randrange(10_000, 40_000, 1000) for p in players}
     wagered: dict[str, int] = {}
@@ -192,85 +179,69 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, out: Path, see
     b.add(who["cage"], "account:R-ABROAD", "account.location.v1", {"country": "MT", "source": "kyc"})
     chips.deposit("R-ABROAD", 50_000, f"{tag}-r1", method="card")
     b.add(who["game"], "account:R-ABROAD", "account.location.v1", {"country": "IR", "source": "geolocation"})
-    bac = _Shoe(b, who["dealer"], who["floor"], f"shoe:{tag}-BAC", f"{tag}-BAC", "baccarat", 8, 7, rng)
-    bj = _Shoe(b, who["dealer"], who["floor"], f"shoe:{tag}-BJ", f"{tag}-BJ", "blackjack", 6, 200, rng)
-    for kind, stream, extra in (("wheel.inspect.v1", f"wheel:{tag}-RL", {"tampering": "pass", "level": "pass",
-                                                                          "spin": "pass", "ball": "pass"}),
-                                ("dice.inspect.v1", f"dice:{tag}-SB", {})):
-        b.add(who["floor"], stream, kind, {"table": f"{tag}-{stream.split('-')[-1]}", "result": "pass",
-                                           "video": _video(stream), **extra})
+    shoes: dict[str, _Shoe] = {}
+    for code, (engine, t) in tables.items():
+        table = f"{tag}-{code}"
+        if t.dealing != "live":
+            continue
+        if engine.equipment == "shoe":
+            shoes[code] = _Shoe(b, who["dealer"], who["floor"], f"shoe:{table}", table, engine.game, t.decks, t.cut,
+                                rng)
+        elif engine.equipment == "wheel":
+            b.add(who["floor"], f"wheel:{table}", "wheel.inspect.v1",
+                  {"table": table, "result": "pass", "video": _video(f"wheel:{table}"), "tampering": "pass",
+                   "level": "pass", "spin": "pass", "ball": "pass"})
+        elif engine.equipment == "dice":
+            b.add(who["floor"], f"dice:{table}", "dice.inspect.v1",
+                  {"table": table, "result": "pass", "video": _video(f"dice:{table}")})
     say("dealing the night")
     rounds: list[str] = []
-    games = ["BAC", "BJ", "RL", "SB", "HCF", "PK", "OBAC"]
+    codes = list(tables)
     for n in range(hands):
-        t = games[n % len(games)]
-        rid = f"round:{tag}-{t}-{n:06d}"
-        table = f"{tag}-{t}"
-        game, dealing = tables[t]
-        seated = rng.sample(players, rng.randint(2, 5))
-        opening: dict[str, Any] = {"table": table, "game": game, "rules": {}}
-        events: list[tuple[str, dict[str, Any]]]
-        signer = who["dealer"]
-        if t == "BAC":
-            opening["source"] = bac.stream
-            events = coup_events([(p, rng.choice(["player", "banker", "tie"]), rng.choice([1000, 2000, 5000]))
-                                  for p in seated], _Draw(bac))
-        elif t == "BJ":
-            opening["source"] = bj.stream
-            opening["rules"] = {"decks": 6}
-            events = blackjack_round(rng, seated, _Draw(bj))
-        elif t == "RL":
-            opening["source"] = f"wheel:{table}"
-            opening["rules"] = {"wheel": "european"}
-            events = roulette_round(rng, seated)
-        elif t == "SB":
-            opening["source"] = f"dice:{table}"
-            events = sicbo_round(rng, seated)
-        elif t == "HCF":
-            events = hcf_round(rng, seated[0], seated[1:], deck())
-        elif t == "PK":
-            opening["rules"], events = poker_hand(rng, seated if len(seated) > 2 else seated + [players[0]],
-                                                  [10_000] * max(3, len(seated)))
-            signer = who["game"]
-        else:  # online baccarat: the RNG service commits, the game server deals, the seed is revealed
-            opening["source"] = "rng"
-            signer = who["game"]
+        code = codes[n % len(codes)]
+        engine, t = tables[code]
+        rid = f"round:{tag}-{code}-{n:06d}"
+        table = f"{tag}-{code}"
+        seated = rng.sample(players, rng.randint(*t.players))
+        opening: dict[str, Any] = {"table": table, "game": engine.game}
+        signer = who[t.signer]
+        shoe = shoes.get(code)
+        secret = b""
+        if t.dealing == "rng":  # the RNG service commits, the game server deals, the seed is revealed
             secret = hashlib.sha256(f"{seed}-{rid}".encode()).digest()
-            if (n // 7) % 3 == 0:  # planted: a player connecting from a restricted jurisdiction
+            if (n // len(codes)) % 3 == 0:  # planted: a player connecting from a restricted jurisdiction
                 seated = seated + ["R-ABROAD"]
-            coup = coup_events([(p, rng.choice(["player", "banker"]), 1000) for p in seated],
-                               iter(rngmod.shoe(secret, rid, 8)))
-            money = round_nets(game, {}, coup)
-            chips.cover(table, money)
-            b.add(signer, rid, "round.open.v1", opening)
-            b.add(who["rng"], rid, "rng.commit.v1", {"algorithm": rngmod.ALGORITHM,
-                                                      "commitment": rngmod.commitment(secret)})
-            settle_at = next(i for i, (k, _) in enumerate(coup) if k == "baccarat.settle.v1")
-            for kind, payload in coup[:settle_at]:
-                b.add(signer, rid, kind, payload)
-            b.add(who["rng"], rid, "rng.reveal.v1", {"seed": secret.hex()})
-            for kind, payload in coup[settle_at:]:
-                b.add(signer, rid, kind, payload)
-            b.add(signer, rid, "round.close.v1", {"status": "complete"})
-            chips.settle(table, money)
-            rounds.append(rid)
-            flow.flush()
-            continue
-        money = round_nets(game, opening["rules"], events)
+            cards: Any = rngmod.draw_source(engine.draws(engine.start({}))[0], secret, rid)
+            opening["source"] = "rng"
+        elif shoe is not None:
+            cards = _Draw(shoe)
+            opening["source"] = shoe.stream
+        else:
+            cards = iter(rng.sample(deck(), 52))
+            if t.dealing == "live":
+                opening["source"] = f"{engine.equipment}:{table}"
+        opening["rules"], events = engine.demo_round(rng, seated, cards)
+        money = round_nets(engine.game, opening["rules"], events)
         chips.cover(table, money)
         b.add(signer, rid, "round.open.v1", opening)
+        if t.dealing == "rng":
+            b.add(who["rng"], rid, "rng.commit.v1", {"algorithm": rngmod.ALGORITHM,
+                                                      "commitment": rngmod.commitment(secret)})
+        st = engine.start(opening["rules"])
+        revealed = t.dealing != "rng"
         for kind, payload in events:
             b.add(signer, rid, kind, payload)
             if "player" in payload and "amount" in payload:
                 wagered[payload["player"]] = wagered.get(payload["player"], 0) + payload["amount"]
-        reshuffle = None
-        for shoe, code in ((bac, "BAC"), (bj, "BJ")):
-            if t == code and shoe.after_round(rid):
-                reshuffle = shoe
+            st = engine.apply(st, kind, payload)
+            if not revealed and engine.draws(st)[2]:  # the draws are complete: the seed is revealed
+                b.add(who["rng"], rid, "rng.reveal.v1", {"seed": secret.hex()})
+                revealed = True
+        reshuffle = shoe is not None and shoe.after_round(rid)
         b.add(signer, rid, "round.close.v1", {"status": "complete"})
         chips.settle(table, money)
-        if reshuffle is not None:
-            reshuffle._prepare()
+        if reshuffle:
+            shoe._prepare()  # type: ignore[union-attr]
         rounds.append(rid)
         flow.flush()
     say("planting five AML patterns")
@@ -283,7 +254,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, out: Path, see
                                                                  "method": "bank", "reference": f"{tag}-q2"})
     for k in range(4):  # chip dumping: the same loser folds to the same winner's shove
         rid = f"round:{tag}-PK-dump-{k}"
-        rules, events = poker_hand(rng, ["C-DUMP", "C-RECV", "C-THIRD"], [20_000, 20_000, 20_000], dump=(0, 1))
+        rules, events = random_hand(rng, ["C-DUMP", "C-RECV", "C-THIRD"], [20_000, 20_000, 20_000], dump=(0, 1))
         money = round_nets("poker", rules, events)
         chips.cover(f"{tag}-PK", money)
         b.add(who["game"], rid, "round.open.v1", {"table": f"{tag}-PK", "game": "poker", "rules": rules})
@@ -298,11 +269,11 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, out: Path, see
           {"amount": 480_000, "currency": "EUR", "beneficiary": "bank-NL91ABNA0417164300",
            "beneficiary_type": "external", "reference": f"{tag}-t2"})
     say("a misdeal, a voided coup, a server crash; a bounty tournament")
-    rulings = incidents(b, who, tag, rng, players, poker_hand, _Draw(bac), chips)
+    rulings = incidents(b, who, tag, rng, players, _Draw(shoes["BAC"]), chips)
     tid = tournament(b, who["game"], tag, rng, players, chips)
     say("counting, cashing out and closing every table")
-    for t in tables:
-        chips.close(f"{tag}-{t}")
+    for code in tables:
+        chips.close(f"{tag}-{code}")
     for p in players[: len(players) // 2]:  # those who played, and never ran short, cash out part of their deposit
         amount = min(deposits[p] // 2, chips.cage.get(p, 0))
         if wagered.get(p, 0) >= deposits[p] // 2 and p not in chips.topped_up and amount > 0:
@@ -311,12 +282,9 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, out: Path, see
             chips.pay(p, amount)
     flow.flush(force=True)
     create_checkpoint(store, keys, public)
-    disputed = rounds[rng.randrange(0, len(rounds) // 7) * 7]  # a live baccarat coup
-    say(f"writing the evidence bundle of the disputed round {disputed}")
-    bundle = out / f"evidence-{disputed.split(':', 1)[1]}"
-    write_bundle(store, keys, public, disputed, bundle)
-    return {"events": flow.events, "rounds": flow.rounds, "disputed_round": disputed, "evidence": str(bundle),
-            "tables": len(tables), "players": len(players) + 7, "rulings": rulings, "tournament": tid}
+    disputed = rounds[rng.randrange(0, len(rounds) // len(codes)) * len(codes)]  # the first table's: a live coup
+    return {"events": flow.events, "rounds": flow.rounds, "disputed_round": disputed,
+            "tables": len(tables) + 1, "players": len(players) + 7, "rulings": rulings, "tournament": tid}
 
 
 class _Flow:

@@ -3,7 +3,7 @@
 Import: each hand becomes one round on the table ``phh-import`` (opened by the importer
 key on first use, game "poker", no dealing procedure: the hands were dealt elsewhere),
 signed by an ``importer`` key. Hands are converted and judged by the poker engine first
-(``ledger.phh``); a refused hand is reported with its reason and the rest go in, in
+(``ledger.importers.phh``); a refused hand is reported with its reason and the rest go in, in
 atomic batches of whole hands. The round id is derived from the source key and the
 hand's text, so importing the same file again reports the hands as already imported.
 
@@ -22,9 +22,9 @@ from ledger.games import RuleViolation
 from ledger.games.poker import PokerEngine, final_stacks
 from ledger.ingest import ingest_lines
 from ledger.keys import KeyDirectory
-from ledger.phh import PhhError, hand_events, load_hands
+from ledger.importers.phh import PhhError, hand_events, load_hands
 from ledger.producer import BatchBuilder
-from ledger.sample import producer_signer
+from ledger.sim.sample import producer_signer
 from ledger.store import Store
 
 TABLE = "phh-import"

@@ -1,0 +1,1 @@
+"""Hand histories written elsewhere, read into signed ledger events (PHH)."""

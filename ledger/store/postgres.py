@@ -1,0 +1,58 @@
+"""The PostgreSQL recorder the ledger installs through eventsourcing's
+APPLICATION_RECORDER_TOPIC setting (imported only for PostgreSQL URLs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.utils import retry
+
+
+class LedgerPostgresRecorder(PostgresApplicationRecorder):
+    """eventsourcing's PostgreSQL recorder, sending the batch's rows in binary format.
+
+    The library dumps its ``unnest(%s::stored_event[])`` array as text, escaping every
+    ``state`` byte into hex; signed events are several hundred bytes each, so that
+    escaping was a large part of ingest. Same statement, same transaction, same table
+    lock and notification: only the wire format differs. Installed through the
+    library's APPLICATION_RECORDER_TOPIC setting.
+    """
+
+    def _lock_table(self, curs: Any) -> None:
+        """Serialize writers as the library's EXCLUSIVE table lock does (each batch gets
+        its notification ids and commits before the next one gets any, so readers never
+        pass a gap that fills later), with a transaction-scoped advisory lock instead:
+        LOCK TABLE in EXCLUSIVE mode needs UPDATE, DELETE or TRUNCATE privilege, which an
+        append-only service role must not have (``setup_append_only``). Every pitboss
+        writer takes this lock, so the order is the same."""
+        curs.execute(f"SET LOCAL lock_timeout = '{int(self.datastore.lock_timeout)}s'")
+        curs.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                     (f"pitboss:{self.datastore.schema}.{self.events_table_name}",))
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        """The library's insert, same statements and transaction, without pipeline mode.
+
+        With psycopg 3.3 the pipeline can hang on a large batch: a 10,000-event batch
+        (several MB of binary rows) stayed in libpq's output buffer while psycopg waited
+        in ``Pipeline.sync`` for results, and the server waited in ClientRead for the rest
+        of the message; both socket queues empty, forever (seen in a CI run under load).
+        Statement by statement, each waits for its reply: four round trips per batch,
+        nothing for a batch to hang on. The library's retry of a dropped connection is
+        kept as it was (``AlreadyStoredError`` covers its replay of a committed batch)."""
+        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+            self._insert_events(curs, stored_events, **kwargs)
+            if not stored_events:
+                return []
+            self._insert_stored_events(curs, stored_events, **kwargs)
+            return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+
+    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        self._lock_table(curs)
+        self._notify_channel(curs)
+        rows = [self.construct_pg_stored_event(s.originator_id, s.originator_version, s.topic, s.state)
+                for s in stored_events]
+        curs.execute(self.insert_events_statement, (rows,), binary=True)
