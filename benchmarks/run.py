@@ -69,7 +69,7 @@ def _build_batches(store: Store, keys: KeyDirectory, n_events: int, workload: st
     cage = create_key(store, keys, "cage:bench", "cage")
     batches: list[list[str]] = []
     b = BatchBuilder(store.head)
-    game = "baccarat" if workload == "baccarat" else "dragon-tiger"
+    game = "baccarat" if workload == "baccarat" else "fan-tan"
     for t in range(4):
         b.add(floor, f"table:T{t}", "table.open.v1", {"game": game, "seats": 7, "currency": "EUR"})
     batches.append(b.lines())

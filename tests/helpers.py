@@ -27,18 +27,18 @@ def make_producers(ledger) -> Producers:  # type: ignore[no-untyped-def]
 
 
 def night_batch(store: Store, p: Producers, rounds: int = 3, table: str = "bac-1") -> BatchBuilder:
-    """A table, a deposit and rounds that only open and close: the game is Dragon Tiger
-    (named in 000's casino games), which has no engine, so these rounds exercise the
-    ledger itself (chains, keys, lifecycle), not game rules."""
+    """A table, a deposit and rounds that only open and close: the game is fan-tan, which
+    has no engine, so these rounds exercise the ledger itself (chains, keys, lifecycle),
+    not game rules."""
     b = BatchBuilder(store.head)
     head = store.head(f"table:{table}")
     if head is None or head.kind != "table.open.v1":
-        b.add(p.floor, f"table:{table}", "table.open.v1", {"game": "dragon-tiger", "seats": 7, "currency": "EUR"})
+        b.add(p.floor, f"table:{table}", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
     b.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 10_000, "currency": "EUR", "method": "card", "reference": "d1"})
     start = store.max_notification_id()
     for i in range(rounds):
         rid = f"round:{table}-{start + i:06d}"
-        b.add(p.dealer, rid, "round.open.v1", {"table": table, "game": "dragon-tiger", "rules": {"decks": 8}})
+        b.add(p.dealer, rid, "round.open.v1", {"table": table, "game": "fan-tan", "rules": {"decks": 8}})
         b.add(p.dealer, rid, "round.close.v1", {"status": "complete"})
     return b
 
