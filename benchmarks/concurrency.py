@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ledger.house import PublicDir, create_key, init_ledger  # noqa: E402
 from ledger.ingest import ingest_lines  # noqa: E402
 from ledger.keys import KeyDirectory  # noqa: E402
-from ledger.sim.load import produce  # noqa: E402
 from ledger.producer import BatchBuilder  # noqa: E402
+from ledger.sim.load import produce  # noqa: E402
 from ledger.store import Store  # noqa: E402
 
 

@@ -30,9 +30,9 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ledger.sim.demo import run_demo  # noqa: E402
 from ledger.house import PublicDir, init_ledger  # noqa: E402
 from ledger.keys import KeyDirectory  # noqa: E402
+from ledger.sim.demo import run_demo  # noqa: E402
 from ledger.store import Store  # noqa: E402
 from ledger.timeutil import utc_now  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402

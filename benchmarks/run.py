@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import statistics
 import multiprocessing
 import os
+import random
+import statistics
 import sys
 import tempfile
 import time
@@ -91,7 +91,8 @@ def _build_batches(store: Store, keys: KeyDirectory, n_events: int, workload: st
             shoe = list(cards)
         b.add(dealer, rid, "round.close.v1", {"status": "complete"})
         if r % 10 == 0:
-            b.add(cage, f"account:P{r % 97}", "cash.deposit.v1", {"amount": 5000 + r, "currency": "EUR", "method": "card", "reference": f"d{r}"})
+            b.add(cage, f"account:P{r % 97}", "cash.deposit.v1",
+                  {"amount": 5000 + r, "currency": "EUR", "method": "card", "reference": f"d{r}"})
         r += 1
     lines = b.lines()
     batches += [lines[i:i + BATCH] for i in range(0, len(lines), BATCH)]

@@ -195,7 +195,7 @@ def keys_revoke(c: Context, key_id: str, revoked_from: str, reason: str, as_json
 def keys_list(c: Context, as_json: bool) -> None:
     """Show the key ring."""
     from ledger.house import describe_key
-    from ledger.ingest import load_keyring
+    from ledger.keyring import load_keyring
 
     with _Guard(as_json), c.open() as store:
         ring = load_keyring(store)

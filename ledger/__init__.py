@@ -8,11 +8,10 @@ The stable entry points:
 - ``ledger.verify.verify_ledger``: re-prove the whole ledger.
 - ``ledger.log.checkpoints``: signed checkpoints, inclusion and consistency proofs.
 - ``ledger.log.proofs.verify_inclusion_proof`` / ``verify_consistency_proof``: offline checks.
+
+The layers and what may import what: ``docs/architecture.md``.
 """
 
-import ledger.equipment  # noqa: F401,E402  (every kind is registered before any key is made)
-import ledger.games  # noqa: F401  (registers the game engines and their event kinds)
-import ledger.penalties  # noqa: F401,E402
-import ledger.rng  # noqa: F401,E402
-import ledger.rulings  # noqa: F401,E402
-import ledger.tournaments  # noqa: F401,E402
+import ledger.games  # noqa: F401,E402  (the game engines and their event kinds)
+import ledger.judges  # noqa: F401,E402  (the judges of every stream type and their event kinds)
+import ledger.rng  # noqa: F401,E402  (the RNG protocol's kinds)

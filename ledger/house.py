@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ledger.ingest import IngestReport, ingest_signed, load_keyring
-from ledger.keyring import KeyEntry, KeyRing
+from ledger.ingest import IngestReport, ingest_signed
+from ledger.keyring import KeyEntry, KeyRing, load_keyring
 from ledger.keys import KeyDirectory, Signer
 from ledger.kinds import KEYRING_STREAM, ROLES, kinds_for_role
 from ledger.log.note import verifier_key

@@ -1,17 +1,20 @@
 """Ingest: check a batch of signed events completely, then append it atomically.
 
-Checks, per event and in this order (the first failure is the event's reason):
-JSON (well formed, no duplicate keys, size cap) -> schema (envelope, kind, strict
-payload, stream type) -> hash (recomputed from the canonical body) -> chain (seq is
-the next of its stream, ``prev`` is the hash of the previous event) -> key (known,
-belongs to the actor, valid at ``at``: not before ``valid_from``, not rotated out, not
-revoked) -> role (the key's role may sign the kind) -> signature -> stream rules
-(``ledger.streams``, ``ledger.keyring``) -> procedures (``ledger.equipment``: a live
-round is dealt only from inspected, shuffled, cut and loaded equipment, never after the
-cut card's last hand) -> game rules (``ledger.rounds``: the round's engine in
-``ledger.games`` judges every game event and every settlement, rounds dealt by RNG
-follow commit / reveal with every draw re-derived, and a round closes "complete" only
-when all of that is finished).
+A pipeline of judges, per event and in this order (the first failure is the event's
+reason, named by its stage):
+
+1. parse: JSON, well formed, no duplicate keys, size cap (``parse_lines``);
+2. schema: envelope, kind, strict payload, stream type (``ledger.events.parse_event``);
+3. hash: recomputed from the canonical body;
+4. chain: seq is the next of its stream, ``prev`` the hash of the one before
+   (``ledger.chain``);
+5. key and role: the key is known, belongs to the actor, is valid at ``at`` (not before
+   ``valid_from``, not rotated out, not revoked), and its role may sign the kind
+   (``ledger.keyring``);
+6. signature;
+7. the judge of the stream's type (``ledger.judges``): the key ring, a table's
+   lifecycle, a round (its game's engine, the RNG protocol, rulings), live equipment,
+   seats, money, tournaments, penalties, key-compromise rulings.
 
 Any refused event refuses the whole batch and nothing is stored. A batch whose every
 event is already stored, byte for byte, is a duplicate: reported, not stored again.
@@ -29,24 +32,12 @@ from typing import Any
 
 from eventsourcing.persistence import PersistenceError
 
-from ledger import penalties, tournaments
-from ledger.canonical import GENESIS_PREV
-from ledger.equipment import (
-    EQUIPMENT_TYPES,
-    equipment_for,
-    Equipment,
-    fold,
-    ready_problem,
-)
-from ledger.equipment import apply as apply_equipment
+from ledger.chain import link
 from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
-from ledger.games import RuleViolation
-from ledger.keyring import KeyRing
-from ledger.kinds import KEYRING_STREAM, stream_type_of
-from ledger.rounds import RoundState, open_round, step
+from ledger.judges import World
+from ledger.keyring import load_keyring
+from ledger.kinds import KEYRING_STREAM
 from ledger.store import AlreadyStoredError, ConflictError, Store, StoreError
-from ledger.streams import check_lifecycle
-from ledger.timeutil import parse_utc
 
 MAX_BATCH_EVENTS = 200_000
 
@@ -87,193 +78,6 @@ class IngestReport:
         return d
 
 
-def load_keyring(store: Store) -> KeyRing:
-    ring = KeyRing()
-    for ev in store.stream_events(KEYRING_STREAM):
-        ring.authorize(ev)
-        ring.apply(ev)
-    return ring
-
-
-class _BatchState:
-    """Stream heads and events as they would be after the accepted part of the batch."""
-
-    def __init__(self, store: Store, ring: KeyRing):
-        self.store = store
-        self.ring = ring
-        self.heads: dict[str, SignedEvent | None] = {}
-        self.pending: dict[tuple[str, int], SignedEvent] = {}
-        # round stream -> its state as of the accepted events (ledger.rounds)
-        self.rounds: dict[str, RoundState] = {}
-        # equipment stream -> its state as of the accepted events (ledger.equipment)
-        self.equipment: dict[str, Equipment] = {}
-        # tournament stream -> its state as of the accepted events (ledger.tournaments)
-        self.tournaments: dict[str, tournaments.Tournament | None] = {}
-
-    def prefetch(self, events: list[SignedEvent]) -> None:
-        """Read the heads of every stream the batch touches (and tables its rounds name)."""
-        wanted = {ev.stream for ev in events}
-        wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
-        wanted |= {f"table:{ev.stream[6:]}" for ev in events if ev.stream.startswith("chips:")}
-        wanted -= self.heads.keys()
-        found = self.store.heads(sorted(wanted))
-        for stream in wanted:
-            self.heads[stream] = found.get(stream)
-
-    def head(self, stream: str) -> SignedEvent | None:
-        if stream not in self.heads:
-            self.heads[stream] = self.store.head(stream)
-        return self.heads[stream]
-
-    def event_at(self, stream: str, seq: int) -> SignedEvent | None:
-        return self.pending.get((stream, seq)) or self.store.event_at(stream, seq)
-
-    def forget_stored(self) -> None:
-        """After a batch is stored: its events are in the store, and a closed round takes
-        no more events (its head and state would only be read again to refuse one)."""
-        self.pending.clear()
-        closed = [s for s, h in self.heads.items() if h is not None and h.kind == "round.close.v1"]
-        for stream in closed:
-            del self.heads[stream]
-            self.rounds.pop(stream, None)
-
-    def advance(self, ev: SignedEvent) -> None:
-        self.heads[ev.stream] = ev
-        self.pending[(ev.stream, ev.seq)] = ev
-
-    def role_of(self, ev: SignedEvent) -> str:
-        return self.ring.keys[ev.key_id].role
-
-    def round(self, stream: str) -> RoundState:
-        if stream not in self.rounds:
-            stored = self.store.stream_events(stream)
-            if not stored:  # its round.open is in this batch and was refused
-                raise RuleViolation(f"{stream} has no accepted round.open")
-            rs = open_round(stored[0])
-            for ev in stored[1:]:
-                if ev.kind != "round.close.v1":
-                    rs = step(rs, ev)
-            self.rounds[stream] = rs
-        return self.rounds[stream]
-
-    def judge_round(self, ev: SignedEvent) -> RoundState:
-        """The round's state after ``ev``, or EventError; the caller commits it."""
-        if ev.kind == "round.open.v1":
-            self.check_source(ev)
-            return open_round(ev)
-        if ev.kind == "ruling.v1":
-            self.check_cited(ev)
-        return step(self.round(ev.stream), ev)
-
-    def so_far(self, stream: str) -> list[SignedEvent]:
-        """A stream's stored events and those accepted earlier in this run."""
-        stored = self.store.stream_events(stream)
-        head = self.head(stream)
-        return stored + [self.pending[(stream, n)] for n in range(len(stored) + 1, (head.seq if head else 0) + 1)
-                         if (stream, n) in self.pending]
-
-    def judge_other(self, ev: SignedEvent) -> None:
-        """Penalties and seats (ledger.penalties)."""
-        if ev.kind == "penalty.v1":
-            penalties.judge_penalty(ev.payload)
-            self.check_cited(ev)
-        elif ev.kind in ("seat.join.v1", "seat.leave.v1"):
-            player = ev.stream.split(":", 1)[1]
-            penalties.judge_seat(self.so_far(ev.stream)[:ev.seq - 1], ev, self.so_far(f"penalty:{player}"))
-        elif ev.kind == "ruling.key_compromise.v1":
-            entry = self.ring.keys.get(ev.payload["key_id"])
-            for ref in ev.payload["acts_on"]:
-                stream, _, seq = ref.rpartition("#")
-                cited = self.event_at(stream, int(seq))
-                if cited is None or cited.key_id != ev.payload["key_id"]:
-                    raise RuleViolation(f"{ref} is not an event signed by key {ev.payload['key_id']}")
-                if entry is None or not entry.status_at(parse_utc(cited.at)):
-                    raise RuleViolation(f"{ref} is not untrusted: key {ev.payload['key_id']} was not revoked at its"
-                                        " time")
-
-    def check_cited(self, ev: SignedEvent) -> None:
-        """A ruling or penalty acts on events that exist; a rollback cites the server crash (ledger.rulings)."""
-        cited = []
-        for ref in ev.payload["acts_on"]:
-            stream, _, seq = ref.rpartition("#")
-            found = self.event_at(stream, int(seq))
-            if found is None:
-                raise RuleViolation(f"the ruling acts on {ref}, which is not in the ledger")
-            cited.append(found)
-        if ev.payload.get("effect") == "rollback" and not any(c.kind == "incident.server_crash.v1" for c in cited):
-            raise RuleViolation("a rollback cites the incident.server_crash.v1 event it follows (000 refund policy)")
-
-    def check_source(self, ev: SignedEvent) -> None:
-        """round.open names how it is dealt, as its table declares (ledger.equipment)."""
-        table, game = ev.payload["table"], ev.payload["game"]
-        table_open = self.head(f"table:{table}")
-        assert table_open is not None  # check_lifecycle saw it open
-        dealing, source = table_open.payload.get("dealing"), ev.payload.get("source")
-        if dealing is None:
-            if source is not None:
-                raise RuleViolation(f"table {table} declares no dealing procedure, so a round names no source")
-        elif dealing == "rng":
-            if source != "rng":
-                raise RuleViolation(f"table {table} deals by RNG: its rounds name source 'rng'")
-        elif equipment_for(game) is not None:
-            if source is None or source == "rng":
-                raise RuleViolation(f"table {table} is live: a {game} round names the "
-                                    f"{equipment_for(game)} it is dealt from")
-            problem = ready_problem(self.equipment_state(source), source, table, game, table_open.at)
-            if problem:
-                raise RuleViolation(problem)
-        elif source is not None:
-            raise RuleViolation(f"{game} uses no equipment stream; the round names no source")
-
-    def equipment_state(self, stream: str) -> Equipment | None:
-        if stream not in self.equipment:
-            stored = self.store.stream_events(stream)
-            if not stored:
-                return None
-            self.equipment[stream] = fold(stream, stored, self.role_of)
-        return self.equipment[stream]
-
-    def tournament(self, stream: str) -> tournaments.Tournament | None:
-        if stream not in self.tournaments:
-            self.tournaments[stream] = tournaments.fold(stream, self.store.stream_events(stream), self.tournament)
-        return self.tournaments[stream]
-
-    def judge_tournament(self, ev: SignedEvent) -> tournaments.Tournament:
-        t = self.tournament(ev.stream)
-        if ev.kind == "tournament.open.v1":
-            if t is not None:
-                raise RuleViolation(f"{ev.stream} is already open")
-            target_id = ev.payload.get("seats_in")
-            if target_id is not None:
-                target = self.tournament(f"tournament:{target_id}")
-                if target is None or target.rules["buy_in"] != ev.payload.get("seat_value"):
-                    raise RuleViolation(f"a satellite's seat_value is the buy-in less the fee of tournament:{target_id},"
-                                        " which must be open (000 seat award policy)")
-            return tournaments.open_tournament(ev.stream, ev.payload)
-        if t is None:
-            raise RuleViolation(f"{ev.stream} must start with tournament.open.v1")
-        if ev.kind == "tournament.disqualify.v1":
-            stream, _, seq = ev.payload["penalty"].rpartition("#")
-            penalty = self.event_at(stream, int(seq))
-            if (penalty is None or penalty.kind != "penalty.v1" or penalty.payload["offence"] != "disqualification"
-                    or stream != f"penalty:{ev.payload['player']}"
-                    or f"tournament:{penalty.payload.get('tournament')}" != ev.stream):
-                raise RuleViolation(f"{ev.payload['penalty']} is not a disqualification of {ev.payload['player']} from"
-                                    f" {ev.stream} (TDA 2013 rule 58 D)")
-        return tournaments.apply(t, ev.kind, ev.payload, self.tournament)
-
-    def judge_equipment(self, ev: SignedEvent) -> Equipment:
-        eq = self.equipment_state(ev.stream) or Equipment(ev.stream)
-        if ev.kind == "shoe.cut_card.v1":
-            rstream = f"round:{ev.payload['round']}"
-            opening, head = self.event_at(rstream, 1), self.head(rstream)
-            if opening is None or opening.payload.get("source") != ev.stream:
-                raise RuleViolation(f"{rstream} is not a round dealt from {ev.stream}")
-            if head is not None and head.kind == "round.close.v1":
-                raise RuleViolation(f"{rstream} is closed: the cut card comes out during a round (000 II 3.5.4)")
-        return apply_equipment(eq, ev, self.role_of(ev))
-
-
 def _where(obj: Any) -> tuple[str | None, int | None]:
     """The stream and seq a refused line claims, when it claims them plainly."""
     if not isinstance(obj, dict):
@@ -307,61 +111,55 @@ def check_batch(
     store: Store, items: list[tuple[int, SignedEvent | Rejection]]
 ) -> tuple[list[SignedEvent], list[Rejection], int]:
     """Check parsed items against the store. Returns (events, rejections, replays)."""
-    ring = load_keyring(store)
-    return _check_items(items, ring, _BatchState(store, ring))
+    return _check_items(items, World(store, load_keyring(store)))
+
+
+def check_chain(ev: SignedEvent, world: World, refused: dict[tuple[str, int], int]) -> None:
+    """Stage 4: ``ev`` follows its stream's head (``ledger.chain.link``), or EventError:
+    a replay of a stored event, a repeat, a gap (after a refused line, or not), a broken
+    ``prev``."""
+    head = world.head(ev.stream)
+    expected = head.seq + 1 if head else 1
+    result = link((head.seq, head.hash) if head else None, ev.seq, ev.prev)
+    if result == "repeat":
+        stored = world.event_at(ev.stream, ev.seq)
+        if stored is not None and stored.hash == ev.hash:
+            raise EventError("replay", f"replayed event: {ev.stream} seq {ev.seq} is already stored with this hash")
+        raise EventError("chain", f"seq {ev.seq} repeats an existing event of {ev.stream} (next seq is {expected})")
+    if result == "gap":
+        if all((ev.stream, s) in refused for s in range(expected, ev.seq)):
+            raise EventError("chain", f"follows the refused event at line {refused[(ev.stream, ev.seq - 1)]}")
+        raise EventError("chain", f"gap in seq: {ev.stream} expects seq {expected}, got {ev.seq}")
+    if result == "prev":
+        raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
 
 
 def _check_items(
-    items: list[tuple[int, SignedEvent | Rejection]], ring: KeyRing, state: _BatchState
+    items: list[tuple[int, SignedEvent | Rejection]], world: World
 ) -> tuple[list[SignedEvent], list[Rejection], int]:
-    """Check items against ``state`` (the store plus what earlier accepted batches of
-    the run add); ``ring`` and ``state`` advance with every accepted event."""
-    state.prefetch([item for _, item in items if not isinstance(item, Rejection)])
+    """Check items against ``world`` (the store plus what earlier accepted batches of the
+    run add); the world and its key ring advance with every accepted event."""
+    world.prefetch([item for _, item in items if not isinstance(item, Rejection)])
     events: list[SignedEvent] = []
     rejections: list[Rejection] = []
     replays = 0
     refused: dict[tuple[str, int], int] = {}  # (stream, seq) -> line, for refused events
     for no, item in items:
-        if isinstance(item, Rejection):
+        if isinstance(item, Rejection):  # stages 1-2: parse, schema
             rejections.append(item)
             if item.stream is not None and item.seq is not None:
                 refused[(item.stream, item.seq)] = item.line
             continue
         ev = item
         try:
-            ev.check_hash()
-            head = state.head(ev.stream)
-            expected = head.seq + 1 if head else 1
-            if ev.seq < expected:
-                stored = state.event_at(ev.stream, ev.seq)
-                if stored is not None and stored.hash == ev.hash:
-                    replays += 1
-                    raise EventError("replay", f"replayed event: {ev.stream} seq {ev.seq} is already stored with this hash")
-                raise EventError("chain", f"seq {ev.seq} repeats an existing event of {ev.stream} (next seq is {expected})")
-            if ev.seq > expected and all((ev.stream, s) in refused for s in range(expected, ev.seq)):
-                raise EventError("chain", f"follows the refused event at line {refused[(ev.stream, ev.seq - 1)]}")
-            if ev.seq > expected:
-                raise EventError("chain", f"gap in seq: {ev.stream} expects seq {expected}, got {ev.seq}")
-            want_prev = head.hash if head else GENESIS_PREV
-            if ev.prev != want_prev:
-                raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
-            state.advance(ev)  # the chain holds: judge later events on their own merits
-            entry = ring.authorize(ev)
-            ev.check_signature(entry.verifier)
-            if ev.stream == KEYRING_STREAM:
-                ring.apply(ev)
-            else:
-                check_lifecycle(ev, head, state.head)
-                stype = stream_type_of(ev.stream)
-                if stype == "round":
-                    state.rounds[ev.stream] = state.judge_round(ev)
-                elif stype in EQUIPMENT_TYPES:
-                    state.equipment[ev.stream] = state.judge_equipment(ev)
-                elif stype == "tournament":
-                    state.tournaments[ev.stream] = state.judge_tournament(ev)
-                elif stype in ("penalty", "seat", "ruling"):
-                    state.judge_other(ev)
+            ev.check_hash()  # 3
+            check_chain(ev, world, refused)  # 4
+            world.accept(ev)  # the chain holds: judge later events on their own merits
+            entry = world.ring.authorize(ev)  # 5
+            ev.check_signature(entry.verifier)  # 6
+            world.judge(ev)  # 7
         except EventError as exc:
+            replays += exc.check == "replay"
             rejections.append(Rejection(no, ev.stream, ev.seq, exc.check, exc.reason))
             if exc.check in ("schema", "hash", "chain"):
                 refused[(ev.stream, ev.seq)] = no
@@ -371,19 +169,16 @@ def _check_items(
 
 
 def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]]) -> IngestReport:
-    ring = load_keyring(store)
-    return _ingest(store, items, ring, _BatchState(store, ring))
+    return _ingest(store, items, World(store, load_keyring(store)))
 
 
-def _ingest(
-    store: Store, items: list[tuple[int, SignedEvent | Rejection]], ring: KeyRing, state: _BatchState
-) -> IngestReport:
-    """Check one batch against ``state`` and append it whole, or report why not."""
+def _ingest(store: Store, items: list[tuple[int, SignedEvent | Rejection]], world: World) -> IngestReport:
+    """Check one batch against ``world`` and append it whole, or report why not."""
     started = time.perf_counter()
     n = len(items)
     if n == 0:
         return IngestReport("rejected", 0, message="the batch is empty", rejections=[])
-    events, rejections, replays = _check_items(items, ring, state)
+    events, rejections, replays = _check_items(items, world)
     report = IngestReport("rejected", n)
     if replays == n:
         report.status = "duplicate"
@@ -425,7 +220,7 @@ class IngestSession:
 
     def _fresh(self) -> None:
         self.ring = load_keyring(self.store)
-        self.state = _BatchState(self.store, self.ring)
+        self.world = World(self.store, self.ring)
         self._stale = False
 
     def send(self, lines: list[str] | list[bytes]) -> IngestReport:
@@ -443,7 +238,7 @@ class IngestSession:
             try:
                 if self._stale:  # checking a failed attempt advanced heads and key ring: re-read
                     self._fresh()
-                report = _ingest(self.store, items, self.ring, self.state)
+                report = _ingest(self.store, items, self.world)
             except (StoreError, PersistenceError) as exc:  # the database failed (a conflict is reported by _ingest)
                 self._stale = True
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -454,12 +249,12 @@ class IngestSession:
                 break
             time.sleep(self.backoff * 2 ** attempt)
         if report.ok:
-            self.state.forget_stored()
+            self.world.forget_stored()
         elif report.status == "failed" or any(
                 not isinstance(it, Rejection) and it.stream == KEYRING_STREAM for _, it in items):
             self._stale = True  # re-read the store (and key ring) before the next batch
         else:
-            self.state = _BatchState(self.store, self.ring)
+            self.world = World(self.store, self.ring)
         return report
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -23,6 +24,9 @@ from ledger.events import EventError, SignedEvent
 from ledger.keys import key_id_for
 from ledger.kinds import KEYRING_STREAM, KINDS, kinds_for_role
 from ledger.timeutil import parse_utc, parse_utc_trusted
+
+if TYPE_CHECKING:
+    from ledger.store import Store
 
 
 @dataclass
@@ -177,3 +181,13 @@ class KeyRing:
         if entry is None:
             raise EventError("rule", f"key {key_id} is not registered")
         return entry
+
+
+def load_keyring(store: Store) -> KeyRing:
+    """The key ring as the ledger holds it: every ``keyring`` event, authorized and
+    applied in order."""
+    ring = KeyRing()
+    for ev in store.stream_events(KEYRING_STREAM):
+        ring.authorize(ev)
+        ring.apply(ev)
+    return ring

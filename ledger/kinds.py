@@ -163,7 +163,7 @@ class TableOpen(Strict):
     currency: Currency
     dealing: Literal["live", "rng"] | None = None
     """How the table's rounds are dealt, and so which procedure the ledger enforces:
-    "live" (from inspected equipment, ``ledger.equipment``), "rng" (from a committed
+    "live" (from inspected equipment, ``ledger.judges.equipment``), "rng" (from a committed
     seed, ``ledger.rng``); absent for tables whose procedure is not recorded (imported
     hand histories), where rounds name no source."""
 

@@ -62,3 +62,10 @@ def format_utc(moment: datetime) -> str:
 
 def utc_now() -> str:
     return format_utc(datetime.now(UTC))
+
+
+def gaming_day(at: str) -> str:
+    """The gaming day of a canonical UTC time: its UTC date (``YYYY-MM-DD``). A casino
+    whose business day starts at another hour (a cut-off) is not modelled: the gaming
+    day is the UTC calendar day, everywhere (reconciliation, views, AML, penalties)."""
+    return at[:10]

@@ -16,7 +16,8 @@ before it, is named with the amounts. A round's result is not judged here: at a 
 that records buy-ins, play beyond the chips bought is ``projections.table_chips``'s
 finding; at a table that does not (an imported hand history, a live table played in
 cash), the ledger does not see how the stake was funded (000 live casino blackjack
-2.1.2, bets from the player's available funds, is the game server's to enforce there). Pure: the caller feeds each event in ledger order with the
+2.1.2, bets from the player's available funds, is the game server's to enforce there).
+Pure: the caller feeds each event in ledger order with the
 ``accounts`` and ``chips`` views' row operations for it (``projections.runner.catch_up``'s
 ``observe``), so the figures are exactly the views'.
 """

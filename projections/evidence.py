@@ -31,16 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from ledger.canonical import GENESIS_PREV
-from ledger.log.checkpoints import LeafIndex, create_checkpoint, stored_checkpoints
 from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
 from ledger.house import HouseError, PublicDir
+from ledger.judges.round import derived_draws, walk
 from ledger.keyring import KeyRing
 from ledger.keys import KeyDirectory
 from ledger.kinds import KEYRING_STREAM
+from ledger.log.checkpoints import LeafIndex, create_checkpoint, stored_checkpoints
 from ledger.log.merkle import ProofError
 from ledger.log.note import NoteError
 from ledger.log.proofs import inclusion_proof_text, verify_inclusion_proof
-from ledger.rounds import derived_draws, walk
 from ledger.store import Store
 
 FORMAT = "pitboss.evidence.v1"

@@ -9,7 +9,7 @@
    its key was revoked from before its time fails it too, until a key-compromise ruling
    (``ruling.key_compromise.v1``) confirms it; the report lists those as confirmed;
 2. rounds: every round closed that day walked again through its engine from its own
-   events (``ledger.rounds``): a settlement or award that differs from the rules, even
+   events (``ledger.judges.round``): a settlement or award that differs from the rules, even
    one correctly signed by a compromised key and written behind ingest's back, is named
    with its seq;
 3. conservation: per round, the players' results plus the house's take sum to zero
@@ -26,7 +26,7 @@
 5. projections: every view, caught up, equals a recomputation from zero in a scratch
    store.
 
-6. tournaments ended that day (``ledger.tournaments.conservation``): money in = fees +
+6. tournaments ended that day (``ledger.judges.tournament.conservation``): money in = fees +
    prize pool (less any overlay) + bounties; prize pool = prizes + refunds + breakage
    (the cents rounded down, listed); what was paid = prizes + refunds + fee refunds +
    bounties;
@@ -46,9 +46,9 @@ from typing import Any
 
 import orjson
 
-from ledger import tournaments
 from ledger.events import EventError, event_from_stored
-from ledger.rounds import walk
+from ledger.judges import tournament as tournaments
+from ledger.judges.round import walk
 from ledger.store import DatabaseURL, Store
 from ledger.verify import verify_ledger
 from projections.aml import NOT_COVERED, scan_store

@@ -2,7 +2,7 @@
 
 For regulators (DESIGN.md "Who uses it"): every event of the round is re-checked
 (hash, signature, key and role as at its time) and walked through the game's engine,
-the same code that judged it at ingest (``ledger.rounds``: the engine and, for rounds
+the same code that judged it at ingest (``ledger.judges.round``: the engine and, for rounds
 dealt by RNG, the commitment, the reveal and every draw recomputed from the seed). The engine's derived outcome is set beside
 what was recorded; any event the engine does not accept (a settlement that differs
 from the engine's, say, after a rules change) is a difference, named with its seq.
@@ -15,9 +15,9 @@ from typing import Any
 
 from ledger.events import EventError
 from ledger.games import ENGINES
-from ledger.ingest import load_keyring
-from ledger.rounds import RoundState, derived_draws, open_round
-from ledger.rounds import step as step_round
+from ledger.judges.round import RoundState, derived_draws, open_round
+from ledger.judges.round import step as step_round
+from ledger.keyring import load_keyring
 from ledger.store import Store
 
 

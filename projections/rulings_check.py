@@ -1,5 +1,5 @@
 """What reconciliation checks about the day's rulings and incidents (issue #6 point 5;
-rules in ``ledger.rulings``). Fed the ledger's rows in order; pure.
+rules in ``ledger.judges.ruling``). Fed the ledger's rows in order; pure.
 
 - Server crash (000 refund policy: "in cash games every hand in progress is rolled
   back"): each poker round open when the incident's disruption ``started`` (opened at or

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.equipment import EQUIPMENT_TYPES, Equipment
-from ledger.equipment import apply as apply_equipment
 from ledger.events import EventError, event_from_stored
-from ledger.ingest import load_keyring
-from ledger.rounds import RoundState, open_round, step
+from ledger.judges.equipment import EQUIPMENT_TYPES, Equipment
+from ledger.judges.equipment import apply as apply_equipment
+from ledger.judges.round import RoundState, open_round, step
+from ledger.keyring import load_keyring
 from ledger.store import Store
 
 

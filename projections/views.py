@@ -32,9 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger import tournaments
 from ledger.events import SignedEvent
-from ledger.rounds import RoundState, walk
+from ledger.judges import tournament as tournaments
+from ledger.judges.round import RoundState, walk
 from projections.money import round_money
 
 
@@ -93,7 +93,7 @@ class Context:
         return self._rounds[stream]
 
     def tournament_step(self, ev: SignedEvent) -> tuple[tournaments.Tournament | None, tournaments.Tournament]:
-        """The tournament just before and just after ``ev`` (``ledger.tournaments``; a
+        """The tournament just before and just after ``ev`` (``ledger.judges.tournament``; a
         satellite's recorded seats stand, as ingest judged them)."""
         cached = self._tournaments.get(ev.stream)
         if cached is not None and cached[0] == ev.seq:

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from ledger.games.poker import random_hand as poker_hand
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
+from ledger.games.poker import random_hand as poker_hand
 from ledger.house import create_key
 from ledger.importers.phh import hand_events
 from ledger.producer import BatchBuilder

@@ -8,7 +8,14 @@ import pytest
 
 from ledger.games import RuleViolation
 from ledger.games.baccarat import (
-    BaccaratEngine, BaccaratRules, banker_draws, commission_for, coup_events, house_edge, next_hand, points,
+    BaccaratEngine,
+    BaccaratRules,
+    banker_draws,
+    commission_for,
+    coup_events,
+    house_edge,
+    next_hand,
+    points,
 )
 from ledger.games.cards import baccarat_value, deck
 from ledger.producer import BatchBuilder

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger.events import MAX_LINE_BYTES
-from ledger.ingest import MAX_BATCH_EVENTS, IngestSession, ingest_lines
 from ledger.importers.phh import PhhError, hand_events, load_hands
+from ledger.ingest import MAX_BATCH_EVENTS, IngestSession, ingest_lines
 from ledger.producer import BatchBuilder
 from ledger.verify import verify_ledger
 from tests.helpers import make_producers

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -21,11 +22,11 @@ from tests.helpers import ingest, make_producers, night_batch
 
 
 def _days_from_now(days: float) -> str:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from ledger.timeutil import format_utc
 
-    return format_utc(datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=days))
+    return format_utc(datetime.now(UTC).replace(microsecond=0) + timedelta(days=days))
 
 
 def _resign(signer: Signer, d: dict[str, Any]) -> str:

@@ -66,7 +66,9 @@ def test_a_batch_committed_before_its_acknowledgement_was_lost_is_a_duplicate(le
     import pytest
 
     from ledger.events import parse_event, parse_json_line
-    from ledger.ingest import _BatchState, _ingest, load_keyring, parse_lines
+    from ledger.ingest import _ingest, parse_lines
+    from ledger.judges import World
+    from ledger.keyring import load_keyring
     from ledger.producer import BatchBuilder
     from ledger.store import AlreadyStoredError, ConflictError
 
@@ -77,14 +79,14 @@ def test_a_batch_committed_before_its_acknowledgement_was_lost_is_a_duplicate(le
     lines = night_batch(ledger.store, p, rounds=4).lines()
     items = parse_lines(lines)
     ring = load_keyring(ledger.store)
-    state = _BatchState(ledger.store, ring)
-    state.prefetch([ev for _, ev in items])  # checked before the "first attempt" committed
+    world = World(ledger.store, ring)
+    world.prefetch([ev for _, ev in items])  # checked before the "first attempt" committed
     events = [event_from_line(line) for line in lines]
     ledger.store.append(events)  # that first attempt's commit
     before = dump_rows(ledger.store)
     with pytest.raises(AlreadyStoredError):
         ledger.store.append(events)
-    report = _ingest(ledger.store, items, ring, state)
+    report = _ingest(ledger.store, items, world)
     assert report.status == "duplicate" and report.ok and "already stored" in report.message
     assert dump_rows(ledger.store) == before  # nothing stored twice
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from cli.main import main
 from ledger.house import HouseError, create_key, rotate_key
-from ledger.ingest import load_keyring
+from ledger.keyring import load_keyring
 from ledger.producer import BatchBuilder
 from ledger.verify import verify_ledger
 from tests.conftest import dump_rows

@@ -12,8 +12,14 @@ import itertools
 import pytest
 
 from ledger.log.merkle import (
-    EMPTY_ROOT, CompactRange, MerkleTree, ProofError, leaf_hash, node_hash,
-    verify_consistency, verify_inclusion,
+    EMPTY_ROOT,
+    CompactRange,
+    MerkleTree,
+    ProofError,
+    leaf_hash,
+    node_hash,
+    verify_consistency,
+    verify_inclusion,
 )
 
 LEAVES = [bytes.fromhex(h) for h in ["", "00", "10", "2021", "3031", "40414243",

@@ -8,7 +8,16 @@ import hashlib
 import pytest
 
 from ledger.keys import Signer
-from ledger.log.note import Checkpoint, NoteError, VerifierKey, key_hash, open_checkpoint, open_note, sign_note, verifier_key
+from ledger.log.note import (
+    Checkpoint,
+    NoteError,
+    VerifierKey,
+    key_hash,
+    open_checkpoint,
+    open_note,
+    sign_note,
+    verifier_key,
+)
 
 
 def test_key_hash_and_verifier_key_format() -> None:

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from cli.main import main
 from ledger.house import create_key
+from ledger.judges.tournament import finishing_order, fold
 from ledger.producer import BatchBuilder
-from ledger.tournaments import finishing_order, fold
 from tests.helpers import refused, stored
 
 DAY = "2026-11-20"

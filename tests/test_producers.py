@@ -9,8 +9,8 @@ from __future__ import annotations
 import multiprocessing
 
 from ledger.house import create_key
-from ledger.sim.load import produce
 from ledger.producer import BatchBuilder
+from ledger.sim.load import produce
 from ledger.verify import verify_ledger
 from tests.helpers import ingest
 

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from ledger.keys import Signer
 from ledger.log.checkpoints import create_checkpoint
 from ledger.log.merkle import ProofError
 from ledger.log.note import NoteError, sign_note, verifier_key
-from ledger.keys import Signer
 from ledger.log.proofs import verify_consistency_proof, verify_inclusion_proof
 from tests.helpers import ingest, make_producers, night_batch
 

@@ -15,7 +15,12 @@ import pytest
 
 from ledger.games import RuleViolation
 from ledger.games.roulette import (
-    RouletteEngine, WHEELS, house_edge, inside_combinations, outside_cover, settlement,
+    WHEELS,
+    RouletteEngine,
+    house_edge,
+    inside_combinations,
+    outside_cover,
+    settlement,
 )
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
@@ -181,8 +186,9 @@ def test_bet_after_no_more_bets_is_refused_and_nothing_stored_000_IV_2_1_1(ledge
 def test_round_cannot_close_complete_with_unsettled_bets(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]
     lines = _spin(ledger, wheel_table).lines()
     del lines[6]  # drop the settlement of bet 2 (the close is then seq 7)
-    from tests.test_ingest_bad_input import _resign  # re-chain the close after the deletion
     import json
+
+    from tests.test_ingest_bad_input import _resign  # re-chain the close after the deletion
 
     d = json.loads(lines[6])
     d["seq"], d["prev"] = 7, json.loads(lines[5])["hash"]

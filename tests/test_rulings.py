@@ -16,8 +16,8 @@ from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
 from ledger.house import create_key
 from ledger.importers.phh import hand_events
+from ledger.games.poker import substantial_action
 from ledger.producer import BatchBuilder
-from ledger.rulings import substantial_action
 from tests.helpers import add_round, refused, stored
 
 DAY = "2026-11-20"
@@ -381,7 +381,7 @@ def test_dealing_miss_on_third_street_pays_each_player_a_big_bet_001(ledger) -> 
 def test_dealing_miss_compensation_on_seventh_street_and_exposed_cards_001() -> None:
     from types import SimpleNamespace
 
-    from ledger.rulings import dealing_miss_compensation
+    from ledger.games.poker import dealing_miss_compensation
 
     st = SimpleNamespace(rules=SimpleNamespace(big_bet=40, min_bet=None, players=["A", "B", "C", "D"]), blinds=[0] * 4,
                          paid=[300, 300, 60, 500], in_hand=[True, True, False, False], n=4)
@@ -432,7 +432,7 @@ def test_a_timeout_with_nothing_to_call_checks_000(ledger) -> None:  # type: ign
 
 
 def _in_hand(ledger) -> list[bool]:  # type: ignore[no-untyped-def]
-    from ledger.rounds import walk
+    from ledger.judges.round import walk
 
     rs, refused = walk(ledger.store.stream_events("round:H-1"))
     assert rs is not None and not refused
@@ -493,7 +493,7 @@ def _flying(room: Room, b: BatchBuilder, action: str, chips: int, to: int | None
 
 
 def _stud(ledger) -> Any:  # type: ignore[no-untyped-def]
-    from ledger.rounds import walk
+    from ledger.judges.round import walk
 
     rs, refused = walk(ledger.store.stream_events("round:S-1"))
     assert rs is not None and not refused

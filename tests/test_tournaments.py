@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from cli.main import main
 from ledger.house import create_key
+from ledger.judges.tournament import chip_race, finishing_order, fold, settle
 from ledger.producer import BatchBuilder
-from ledger.tournaments import chip_race, finishing_order, fold, settle
 from tests.conftest import dump_rows
 from tests.helpers import ingest
 
@@ -283,7 +283,7 @@ def test_a_chip_race_event_is_checked_TDA_23(ledger) -> None:  # type: ignore[no
 def test_random_seating_is_the_one_the_committed_seed_draws_000(ledger) -> None:  # type: ignore[no-untyped-def]
     import hashlib
 
-    from ledger.tournaments import random_seating
+    from ledger.judges.tournament import random_seating
 
     seed = bytes(range(32))
     d = Director(ledger)

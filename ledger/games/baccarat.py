@@ -35,11 +35,11 @@ from ledger.games import (
     Events,
     RoundMoney,
     RuleViolation,
-    settlement_money,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
+    settlement_money,
     unsettled,
 )
 from ledger.games.cards import CARD_PATTERN, baccarat_value

@@ -328,7 +328,8 @@ def _apply_card(state: BlackjackState, p: dict[str, Any]) -> BlackjackState:
         raise RuleViolation(f"no card is due now (the round is in its {phase(state)} phase)")
     if (p["seat"], p["hand"]) != due:
         to = "the dealer" if due[0] == 0 else f"seat {due[0]} hand {due[1]}"
-        raise RuleViolation(f"this card goes to {to}, not {'the dealer' if p['seat'] == 0 else 'seat %d hand %d' % (p['seat'], p['hand'])}"
+        got = "the dealer" if p["seat"] == 0 else f"seat {p['seat']} hand {p['hand']}"
+        raise RuleViolation(f"this card goes to {to}, not {got}"
                             " (III 3.4, 3.5)")
     card = p["card"]
     state = replace(state, dealt=state.dealt + (card,))

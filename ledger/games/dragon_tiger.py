@@ -6,7 +6,7 @@ by casinos and in the usual gaming references, e.g. the Wizard of Odds "Dragon T
 page), cited as such, not as a seed text:
 
 - cards from a shoe of ``decks`` 52-card decks (8 by default), dealt from inspected,
-  shuffled, cut and loaded equipment like baccarat (``ledger.equipment``);
+  shuffled, cut and loaded equipment like baccarat (``ledger.judges.equipment``);
 - one card to the Dragon, then one card to the Tiger, face up;
 - the higher card wins; cards rank by face only, ace low (A = 1, 2-10, J = 11, Q = 12,
   K = 13); suits do not count;

@@ -52,7 +52,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -300,6 +300,9 @@ class PokerState:
     won: list[int] = field(default_factory=list)
     history: list = field(default_factory=list)  # (seat, action, amount) for snapshots
     bank_spent: list = field(default_factory=list)  # time bank seconds used this hand, per seat
+    binding: tuple = ()  # out of turn, binding at the seat's turn: (seat, action, to, street, bet) (TDA 38)
+    flying: tuple = ()  # 001 flying actions pending: (seat, action, to, chips, street, bet)
+    flying_count: tuple = ()  # every flying action so far, by seat (001: the third folds the hand)
 
     def to_call(self, i: int) -> int:
         return min(self.stacks[i], max(self.bets) - self.bets[i])
@@ -959,6 +962,9 @@ class PokerEngine(NoCutCardRule):
     def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
         return random_hand(rng, players, [10_000] * len(players))
 
+    def rule_on(self, state: PokerState, payload: dict[str, Any]) -> tuple[PokerState | None, dict[str, int]]:
+        return rule_on(state, payload)
+
     def start(self, rules: dict[str, Any]) -> PokerState:
         return start_state(parse_rules(PokerRules, rules, "poker"))
 
@@ -969,6 +975,8 @@ class PokerEngine(NoCutCardRule):
     def apply_in_place(self, st: PokerState, kind: str, p: dict[str, Any]) -> PokerState:
         """For callers that replay a hand from its start and drop it on the first refusal
         (import, replay, benchmarks): the same rules without copying the state."""
+        if kind == "poker.action.v1" and (st.binding or st.flying):
+            st = out_of_turn_due(st, p)
         if kind == "poker.action.v1" and not st.posts_due:  # the most frequent event first
             _act(st, p["seat"], p["action"], p.get("to"))
             return st
@@ -1205,3 +1213,147 @@ def random_hand(rng: random.Random, players: list[str], stacks: list[int], dump:
     for award in award_events(play.st):
         play("poker.award.v1", award)
     return rules, play.events
+
+
+# --- floor rulings on a hand (ledger.judges.ruling) ------------------------------
+
+CHIP_ACTIONS = ("call", "bet", "raise", "complete")
+COUNTED_ACTIONS = ("fold", "check") + CHIP_ACTIONS
+
+
+def substantial_action(history: list[tuple[int, str, Any]]) -> bool:
+    """TDA 2013 rule 35: two actions that each put chips in the pot (bet, raise, call) by
+    two players, or any three actions (check, bet, raise, call, fold). Posted blinds and
+    antes are not actions."""
+    acts = [(seat, action) for seat, action, _ in history if action in COUNTED_ACTIONS]
+    chip_players = {seat for seat, action in acts if action in CHIP_ACTIONS}
+    return len(acts) >= 3 or len(chip_players) >= 2
+
+
+def rule_on(state: PokerState, payload: dict[str, Any]) -> tuple[PokerState | None, dict[str, int]]:
+    """A floor ruling on a poker hand (``ledger.judges.ruling``): (the state after it, or
+    None when the hand is over and closes void; the compensation the house pays), or
+    RuleViolation. Misdeal (TDA 2013 rules 34-35), rollback (000 refund policy), dead
+    hand (TDA 57; 001), out-of-turn action (TDA 38), flying action and dealing misses
+    (001)."""
+    effect = payload["effect"]
+    needs = {"dead_hand": ("seat",), "out_of_turn": ("seat", "action"), "dealing_miss": ("case", "compensation"),
+             "misdeal": ("redeal",), "flying_action": ("seat", "action", "chips")}.get(effect, ())
+    for name in needs:
+        if payload.get(name) is None:
+            raise RuleViolation(f"a {effect} ruling names its '{name}'")
+    if effect == "misdeal" and substantial_action(state.history):
+        raise RuleViolation("no misdeal after substantial action: the hand continues (TDA 2013 rules 34 C, 35)")
+    if effect in ("misdeal", "rollback"):
+        return None, {}
+    if effect == "dead_hand":
+        return kill_hand(state, payload["seat"]), {}
+    if effect in ("out_of_turn", "flying_action"):
+        if effect == "out_of_turn" and payload["action"] == "all_in":
+            raise RuleViolation("an out-of-turn action is fold, check, call, bet or raise (TDA 38)")
+        i = payload["seat"] - 1
+        if state.phase != "betting" or i == state.actor or i not in state.actors:
+            raise RuleViolation(f"seat {payload['seat']} is not waiting to act: its action was not out of turn")
+        if effect == "out_of_turn":
+            return replace(state, binding=state.binding + ((payload["seat"], payload["action"], payload.get("to"),
+                                                            state.street, max(state.bets)),)), {}
+        count = state.flying_count + (payload["seat"],)
+        st = flying_action_now(state, payload, count.count(payload["seat"]))
+        pending = tuple(f for f in st.flying if f[0] != payload["seat"])
+        if st.in_hand[payload["seat"] - 1]:
+            pending += ((payload["seat"], payload["action"], payload.get("to"), payload["chips"], st.street,
+                         max(st.bets)),)
+        return replace(st, flying=pending, flying_count=count), {}
+    owed = dealing_miss_compensation(payload["case"], state, payload.get("seat"))
+    if owed != payload["compensation"]:
+        raise RuleViolation(f"the compensation should be {owed} (001 dealing-miss handling), not"
+                            f" {payload['compensation']}")
+    return (state if payload["case"] == "exposed_card" else None), owed
+
+
+FA_LIMIT = 3
+
+
+def flying_action_now(st: Any, p: dict[str, Any], count: int) -> Any:
+    """001 flying action (FA), what happens at once: an all-in FA is void and the hand
+    folds, half the chips pushed going back (the other half stays in the pot); a
+    player's third FA in a hand folds the hand. Returns the game's state."""
+    if p["action"] == "all_in":
+        st = dead_money(st, p["seat"], p["chips"] - p["chips"] // 2)
+        return kill_hand(st, p["seat"])
+    if count >= FA_LIMIT:
+        return kill_hand(st, p["seat"])
+    return st
+
+
+def flying_action_due(st: Any, fa: tuple[Any, ...], p: dict[str, Any]) -> Any:
+    """001 flying action, when the seat's turn comes (``fa``: seat, action, to, chips,
+    street, bet at the FA). Still valid (the action to the seat unchanged, a check still
+    free): it stands as made. No longer valid: a call or raise is made again or the hand
+    folds, and the chips pushed stay in the pot on a fold; a check pays the big bet /
+    big blind into the pot first and then only calls or folds. Returns the state with
+    any dead money, or RuleViolation."""
+    seat, action, to, chips, street, bet = fa
+    free_check = st.to_call(seat - 1) == 0
+    valid = st.street == street and max(st.bets) == bet and (action != "check" or free_check)
+    raises = ("bet", "raise", "complete")
+
+    def kind(a: str) -> str:
+        return "raise" if a in raises else a
+
+    if valid:
+        if (kind(p["action"]), p.get("to")) != (kind(action), to):
+            raise RuleViolation(f"seat {seat}'s flying {action} is still valid: it stands as made (001 flying action α)")
+        return st
+    allowed = {"call": ("call", "fold"), "raise": raises + ("fold",), "bet": raises + ("fold",),
+               "check": ("call", "fold")}[action]
+    if p["action"] not in allowed:
+        raise RuleViolation(f"after a flying {action} that is no longer valid seat {seat} may only"
+                            f" {' or '.join(sorted(set(allowed)))} (001 flying action β)")
+    if action == "check":
+        big = st.rules.big_bet or max(st.blinds or [0]) or st.rules.min_bet or 0
+        return dead_money(st, seat, big)
+    if p["action"] == "fold":
+        return dead_money(st, seat, chips)  # the chips of the flying action are not returned
+    return st
+
+
+def dealing_miss_compensation(case: str, st: Any, seat: int | None) -> dict[str, int]:
+    """001 "dealing-miss handling": 1. a miss on 3rd street: the hand stops, every player
+    in it gets one big bet; 2. on 7th street: no game, each player still in gets the pot
+    they would have won, each who folded 20% of the pot, at most four big bets; 3. a
+    player's hole cards seen: that player gets half the pot and the hand goes on."""
+    big = st.rules.big_bet or max(st.blinds or [0]) or st.rules.min_bet or 0
+    pot = sum(st.paid)
+    names = st.rules.players
+    if case == "third_street":
+        return {names[i]: big for i in range(st.n)}
+    if case == "seventh_street":
+        return {names[i]: pot if st.in_hand[i] else min(pot * 20 // 100, 4 * big) for i in range(st.n)}
+    if seat is None:
+        raise RuleViolation("an exposed-card ruling names the seat whose cards were seen")
+    return {names[seat - 1]: pot // 2}
+
+
+def check_binding(st: PokerState, p: dict[str, Any]) -> None:
+    """TDA 2013 rule 38 A: an action out of turn binds the player if the action to them has
+    not changed (checks, calls and folds do not change it); a fold out of turn always does."""
+    seat, action, to, street, bet = next(b for b in st.binding if b[0] == p["seat"])
+    unchanged = st.street == street and max(st.bets) == bet
+    if (action == "fold" or unchanged) and (p["action"], p.get("to")) != (action, to):
+        raise RuleViolation(f"seat {seat}'s {action}{f' to {to}' if to else ''} out of turn binds it: the action to"
+                            " it has not changed (TDA 2013 rule 38 A)" if action != "fold" else
+                            f"seat {seat} folded out of turn: the fold binds (TDA 2013 rule 38 A)")
+
+
+def out_of_turn_due(st: PokerState, p: dict[str, Any]) -> PokerState:
+    """The seat whose turn it is acted out of turn earlier (a ruling): a pending flying
+    action is settled (001), an out-of-turn action binds (TDA 2013 rule 38 A)."""
+    fa = next((f for f in st.flying if f[0] == p["seat"]), None)
+    if fa is not None:
+        st = flying_action_due(st, fa, p)
+        st.flying = tuple(f for f in st.flying if f[0] != p["seat"])
+    if any(b[0] == p["seat"] for b in st.binding):
+        check_binding(st, p)
+        st.binding = tuple(b for b in st.binding if b[0] != p["seat"])
+    return st

@@ -44,11 +44,11 @@ from ledger.games import (
     Play,
     RoundMoney,
     RuleViolation,
-    settlement_money,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
+    settlement_money,
     unsettled,
 )
 from ledger.kinds import (
@@ -99,7 +99,9 @@ def outside_cover(bet: str) -> frozenset[str]:
 
 def inside_combinations(wheel: str) -> dict[str, set[frozenset[str]]]:
     """Every legal placement of each inside bet on the layout (1..36 in rows of three)."""
-    s = lambda *ns: frozenset(str(x) for x in ns)
+    def s(*ns: int) -> frozenset[str]:
+        return frozenset(str(x) for x in ns)
+
     combos: dict[str, set[frozenset[str]]] = {b: set() for b in INSIDE}
     combos["straight"] = {frozenset({p}) for p in WHEELS[wheel]}
     for n in range(1, 37):
@@ -118,7 +120,9 @@ def inside_combinations(wheel: str) -> dict[str, set[frozenset[str]]]:
         combos["street"] |= {s(0, 1, 2), s(0, 2, 3)}
         combos["corner"].add(s(0, 1, 2, 3))  # 000 IV 1.1: the corner 0-1-2-3
     else:
-        zz = lambda *ns: frozenset({"00"} | {str(x) for x in ns})
+        def zz(*ns: int) -> frozenset[str]:
+            return frozenset({"00"} | {str(x) for x in ns})
+
         combos["split"] |= {s(0, 1), s(0, 2), zz(2), zz(3), zz(0)}  # 004: 0 and 00 may be split
         combos["street"] |= {s(0, 1, 2), zz(2, 3), zz(0, 2)}
         combos["five_number"].add(zz(0, 1, 2, 3))  # 004 E: 0, 00, 1, 2, 3

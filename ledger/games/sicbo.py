@@ -37,11 +37,11 @@ from ledger.games import (
     Play,
     RoundMoney,
     RuleViolation,
-    settlement_money,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
+    settlement_money,
     unsettled,
 )
 from ledger.kinds import (

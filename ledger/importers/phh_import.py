@@ -20,9 +20,9 @@ from typing import Any
 
 from ledger.games import RuleViolation
 from ledger.games.poker import PokerEngine, final_stacks
+from ledger.importers.phh import PhhError, hand_events, load_hands
 from ledger.ingest import ingest_lines
 from ledger.keys import KeyDirectory
-from ledger.importers.phh import PhhError, hand_events, load_hands
 from ledger.producer import BatchBuilder
 from ledger.sim.sample import producer_signer
 from ledger.store import Store

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 
 from ledger.events import SignedEvent
 from ledger.house import HouseError, PublicDir, active_signer
-from ledger.ingest import ingest_signed, load_keyring
+from ledger.ingest import ingest_signed
+from ledger.keyring import load_keyring
 from ledger.keys import KeyDirectory
 from ledger.kinds import CHECKPOINT_STREAM
 from ledger.log.merkle import MerkleTree, leaf_hash
 from ledger.log.note import Checkpoint, sign_note, verifier_key
-from ledger.producer import BatchBuilder
 from ledger.log.proofs import consistency_proof_text, inclusion_proof_text
+from ledger.producer import BatchBuilder
 from ledger.store import Store
 
 

@@ -23,14 +23,14 @@ from typing import Any
 
 from ledger import rng as rngmod
 from ledger.games import ENGINES, DemoTable, Engine, RoundMoney, play_events
-from ledger.games.poker import random_hand
 from ledger.games.cards import deck
-from ledger.log.checkpoints import create_checkpoint
-from ledger.sim.incidents import incidents, tournament
+from ledger.games.poker import random_hand
 from ledger.house import PublicDir
 from ledger.ingest import IngestSession
 from ledger.keys import KeyDirectory
+from ledger.log.checkpoints import create_checkpoint
 from ledger.producer import BatchBuilder
+from ledger.sim.incidents import incidents, tournament
 from ledger.sim.sample import producer_signer
 from ledger.store import Store
 from ledger.timeutil import utc_now

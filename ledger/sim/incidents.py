@@ -4,7 +4,7 @@ server crash rolling back the poker hands in progress (000 refund policy), and a
 tournament with a late registration, a re-entry, a rebuy, an add-on, a staked player, a
 chopped pot that splits two bounties, and a three-way deal. Deterministic for the
 demo's random source; what the tournament pays is computed with the ledger's own rules
-(``ledger.tournaments.settle``), as the game server would."""
+(``ledger.judges.tournament.settle``), as the game server would."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import hashlib
 import random
 from typing import Any
 
-from ledger import tournaments
 from ledger.games.baccarat import coup_events
 from ledger.games.poker import random_hand as poker_hand
+from ledger.judges import tournament as tournaments
 from ledger.producer import BatchBuilder
 from ledger.timeutil import utc_now
 

@@ -1,7 +1,7 @@
 """A small, realistic signed batch built through the producer SDK (for the README and
 tests): a floor supervisor opens a live baccarat table, the cage takes deposits, the
 dealer and the pit boss inspect an 8-deck shoe on video, the dealer shuffles, cuts 7
-cards from the back and loads it (ledger.equipment), then deals whole coups from it
+cards from the back and loads it (ledger.judges.equipment), then deals whole coups from it
 (bets, cards by the tableau, settlements as the engine derives them), announcing the cut
 card's last hand and reshuffling when it comes out; the cage pays a withdrawal."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
 from ledger.house import create_key
-from ledger.ingest import load_keyring
+from ledger.keyring import load_keyring
 from ledger.keys import KeyDirectory, Signer
 from ledger.producer import BatchBuilder
 from ledger.store import Store

@@ -45,6 +45,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from ledger.events import EventError, SignedEvent
+from ledger.judges import BaseJudge, register_judge
 from ledger.kinds import Ident, Strict, Text, UtcTime, register_kind
 from ledger.timeutil import parse_utc
 
@@ -272,3 +273,26 @@ def fold(stream: str, events: list[SignedEvent], role_of: Any) -> Equipment:
     for ev in events:
         eq = apply(eq, ev, role_of(ev))
     return eq
+
+
+class EquipmentJudge(BaseJudge):
+    """``shoe:<id>``, ``wheel:<id>``, ``dice:<id>``: each event by ``apply`` (signed by a
+    key of the role it needs); the cut card comes out during an open round dealt from the
+    shoe (000 II 3.5.4)."""
+
+    stream_types = tuple(sorted(EQUIPMENT_TYPES))
+
+    def step(self, state: Equipment | None, ev: SignedEvent, world: Any) -> Equipment:
+        return apply(state or Equipment(ev.stream), ev, world.role_of(ev))
+
+    def admit(self, state: Equipment | None, ev: SignedEvent, world: Any) -> None:
+        if ev.kind == "shoe.cut_card.v1":
+            rstream = f"round:{ev.payload['round']}"
+            opening, head = world.event_at(rstream, 1), world.head(rstream)
+            if opening is None or opening.payload.get("source") != ev.stream:
+                raise _rule(f"{rstream} is not a round dealt from {ev.stream}")
+            if head is not None and head.kind == "round.close.v1":
+                raise _rule(f"{rstream} is closed: the cut card comes out during a round (000 II 3.5.4)")
+
+
+register_judge(EquipmentJudge())

@@ -58,8 +58,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ledger import rng
+from ledger.events import SignedEvent
 from ledger.games import RuleViolation
+from ledger.judges import BaseJudge, register_judge
 from ledger.kinds import Amount, Count, Currency, Ident, Strict, register_kind
+from ledger.refs import parse_ref
 
 BP = 10_000
 ROLES = ("game", "floor")
@@ -101,7 +104,7 @@ class TournamentPlayer(Strict):
 
 class TournamentDisqualify(Strict):
     """TDA 2013 rule 58 D: the player's chips are removed from the tournament; signed by
-    the floor, citing the ``penalty.v1`` that disqualified them (``ledger.penalties``)."""
+    the floor, citing the ``penalty.v1`` that disqualified them (``ledger.judges.penalty``)."""
     player: Ident
     penalty: Annotated[str, Field(pattern=r"^penalty:[A-Za-z0-9._~@/+-]{1,160}#[1-9][0-9]{0,11}$")]
 
@@ -261,7 +264,7 @@ def apply(t: Tournament, kind: str, p: dict[str, Any], lookup: Any = None) -> To
             drawn = random_seating(sorted(t.active), seed, t.stream, t.rules.get("seats_per_table", 9))
             if sorted((s["player"], s["table"], s["seat"]) for s in p["seating"]) != sorted(drawn):
                 raise RuleViolation("the seating is not the one the revealed seed draws (000: random seating;"
-                                    " ledger.tournaments.random_seating)")
+                                    " ledger.judges.tournament.random_seating)")
         return replace(t, phase="running", seating=tuple((s["player"], s["table"], s["seat"]) for s in p["seating"]))
     if kind == "tournament.registration_closed.v1":
         if t.phase != "running" or not t.late_open:
@@ -627,3 +630,40 @@ def chip_race(odd: dict[str, int], others: dict[str, int], denomination: int, ca
 
 __all__ = ["Tournament", "apply", "cash_effects", "chip_race", "conservation", "finishing_order", "fold",
            "money_in", "open_tournament", "place_amounts", "prize_pool", "settle"]
+
+
+class TournamentJudge(BaseJudge):
+    """``tournament:<id>``: opened once (a satellite's seat value is the buy-in less the fee
+    of its open target, 000 seat award policy), then every event by ``apply``; a
+    disqualification cites the penalty that disqualified the player (TDA 2013 rule 58 D)."""
+
+    stream_types = ("tournament",)
+
+    def step(self, state: Tournament | None, ev: SignedEvent, world: Any) -> Tournament:
+        if ev.kind == "tournament.open.v1":
+            return open_tournament(ev.stream, ev.payload)
+        if state is None:
+            raise RuleViolation(f"{ev.stream} must start with tournament.open.v1")
+        return apply(state, ev.kind, ev.payload, world.state if world is not None else None)
+
+    def admit(self, state: Tournament | None, ev: SignedEvent, world: Any) -> None:
+        if ev.kind == "tournament.open.v1":
+            if state is not None:
+                raise RuleViolation(f"{ev.stream} is already open")
+            target_id = ev.payload.get("seats_in")
+            if target_id is not None:
+                target = world.state(f"tournament:{target_id}")
+                if target is None or target.rules["buy_in"] != ev.payload.get("seat_value"):
+                    raise RuleViolation(f"a satellite's seat_value is the buy-in less the fee of tournament:{target_id},"
+                                        " which must be open (000 seat award policy)")
+        elif ev.kind == "tournament.disqualify.v1" and state is not None:
+            stream, _ = parse_ref(ev.payload["penalty"])
+            penalty = world.cited(ev.payload["penalty"])
+            if (penalty is None or penalty.kind != "penalty.v1" or penalty.payload["offence"] != "disqualification"
+                    or stream != f"penalty:{ev.payload['player']}"
+                    or f"tournament:{penalty.payload.get('tournament')}" != ev.stream):
+                raise RuleViolation(f"{ev.payload['penalty']} is not a disqualification of {ev.payload['player']} from"
+                                    f" {ev.stream} (TDA 2013 rule 58 D)")
+
+
+register_judge(TournamentJudge())

@@ -10,7 +10,7 @@ A round whose ``round.open`` names ``"source": "rng"`` follows ``ledger.rng``: t
 service's commitment first, the game's draws, then the reveal, checked against every
 draw; it closes "complete" only after the reveal. Other rounds never carry RNG events.
 
-A floor ruling (``ledger.rulings``: void, misdeal, rollback) ends the game: only the
+A floor ruling (``ledger.judges.ruling``: void, misdeal, rollback) ends the game: only the
 round's "void" close may follow it, and a round closes "void" only after one.
 """
 
@@ -22,8 +22,11 @@ from typing import Any
 
 from ledger.events import EventError, SignedEvent
 from ledger.games import ENGINES, Engine, RuleViolation
+from ledger.judges import BaseJudge, World, register_judge
+from ledger.judges.equipment import equipment_for, ready_problem
+from ledger.judges.ruling import HOLD, cited_events, rule_on
+from ledger.judges.table import is_open
 from ledger.rng import first_difference
-from ledger.rulings import HOLD, flying_action_due, flying_action_now, rule_on
 from ledger.timeutil import parse_utc
 
 
@@ -38,11 +41,9 @@ class RoundState:
     seed: str | None = None
     game_events: int = 0
     ruling: str | None = None  # the effect of the floor's ruling that ended this round, once ruled
-    binding: tuple[tuple[int, str, int | None, int, int], ...] = ()  # out of turn: (seat, action, to, street, bet)
     compensation: tuple[tuple[str, int], ...] = ()  # what the house pays, by ruling (001 dealing misses)
     disconnected: str | None = None  # when a player dropped out of an online casino round (000)
-    flying: tuple[tuple[Any, ...], ...] = ()  # 001 flying actions pending: (seat, action, to, chips, street, bet)
-    flying_count: tuple[int, ...] = ()  # every flying action so far, by seat
+    closed: str | None = None  # the status it closed with, once closed
 
 
 def open_round(ev: SignedEvent) -> RoundState:
@@ -70,7 +71,7 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
                 problem = "the RNG seed is not revealed (rng.reveal.v1)"
             if problem:
                 raise RuleViolation(f"the round cannot close complete: {problem}")
-        return rs
+        return replace(rs, closed=p["status"])
     if rs.ruling is not None:
         raise RuleViolation(f"the round was ruled {rs.ruling}: nothing of the game follows, only its void close")
     if expired:
@@ -79,26 +80,11 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
     if kind == "round.disconnect.v1":
         return rs if rs.disconnected else replace(rs, disconnected=ev.at)
     if kind == "ruling.v1":
-        st, owed = rule_on(rs.game, rs.st, p)
+        st, owed = rule_on(rs.engine, rs.game, rs.st, p)
         rs = replace(rs, compensation=rs.compensation + tuple(sorted(owed.items())))
         if st is None:
             return replace(rs, ruling=p["effect"])
-        if p["effect"] == "out_of_turn":
-            rs = replace(rs, binding=rs.binding + ((p["seat"], p["action"], p.get("to"), st.street, max(st.bets)),))
-        if p["effect"] == "flying_action":
-            count = rs.flying_count + (p["seat"],)
-            st = flying_action_now(st, p, count.count(p["seat"]))
-            pending = tuple(f for f in rs.flying if f[0] != p["seat"])
-            if st.in_hand[p["seat"] - 1]:
-                pending += ((p["seat"], p["action"], p.get("to"), p["chips"], st.street, max(st.bets)),)
-            rs = replace(rs, flying=pending, flying_count=count)
         return replace(rs, st=st)
-    if kind == "poker.action.v1" and any(f[0] == p["seat"] for f in rs.flying):
-        fa = next(f for f in rs.flying if f[0] == p["seat"])
-        rs = replace(rs, st=flying_action_due(rs.st, fa, p), flying=tuple(f for f in rs.flying if f[0] != p["seat"]))
-    if kind == "poker.action.v1" and any(b[0] == p["seat"] for b in rs.binding):
-        check_binding(rs, p)
-        rs = replace(rs, binding=tuple(b for b in rs.binding if b[0] != p["seat"]))
     if kind == "rng.commit.v1":
         if not rs.rng:
             raise RuleViolation("rng.commit.v1 in a round not dealt by RNG (round.open source is not 'rng')")
@@ -126,17 +112,6 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
     if rs.rng and rs.commitment is None:
         raise RuleViolation("in a round dealt by RNG nothing of the game comes before the RNG's commitment")
     return replace(rs, st=rs.engine.apply(rs.st, kind, p), game_events=rs.game_events + 1)
-
-
-def check_binding(rs: RoundState, p: dict[str, Any]) -> None:
-    """TDA 2013 rule 38 A: an action out of turn binds the player if the action to them has
-    not changed (checks, calls and folds do not change it); a fold out of turn always does."""
-    seat, action, to, street, bet = next(b for b in rs.binding if b[0] == p["seat"])
-    unchanged = rs.st.street == street and max(rs.st.bets) == bet
-    if (action == "fold" or unchanged) and (p["action"], p.get("to")) != (action, to):
-        raise RuleViolation(f"seat {seat}'s {action}{f' to {to}' if to else ''} out of turn binds it: the action to"
-                            " it has not changed (TDA 2013 rule 38 A)" if action != "fold" else
-                            f"seat {seat} folded out of turn: the fold binds (TDA 2013 rule 38 A)")
 
 
 def walk(events: list[SignedEvent]) -> tuple[RoundState | None, list[tuple[int, EventError]]]:
@@ -169,4 +144,67 @@ def derived_draws(rs: RoundState) -> dict[str, Any] | None:
     return out
 
 
-__all__ = ["EventError", "RoundState", "derived_draws", "open_round", "step", "walk"]
+class RoundJudge(BaseJudge):
+    """``round:<id>``: seq 1 is ``round.open``, for a table that is open and deals that
+    game, dealt as the table declares (``check_source``); then every event is judged by
+    ``step`` (the game's engine, the RNG protocol, rulings); nothing follows
+    ``round.close``, and a finished hand is not ruled on (000 refund policy)."""
+
+    stream_types = ("round",)
+
+    def step(self, state: RoundState | None, ev: SignedEvent, world: World) -> RoundState:
+        if ev.kind == "round.open.v1":
+            return open_round(ev)
+        if state is None:  # its round.open is in this batch and was refused
+            raise RuleViolation(f"{ev.stream} has no accepted round.open")
+        return step(state, ev)
+
+    def admit(self, state: RoundState | None, ev: SignedEvent, world: World) -> None:
+        ident = ev.stream.partition(":")[2]
+        if ev.seq == 1 and ev.kind != "round.open.v1":
+            raise EventError("rule", f"round {ident} must start with round.open.v1, not {ev.kind}")
+        if state is not None and state.closed is not None:
+            if ev.kind == "ruling.v1":
+                raise EventError("rule", f"round {ident} is finished: a ruling voids or rolls back rounds in progress"
+                                         " only (a finished hand is not rolled back: 000 refund policy)")
+            raise EventError("rule", f"round {ident} is closed; nothing may follow round.close")
+        if ev.kind == "round.open.v1":
+            if ev.seq != 1:
+                raise EventError("rule", f"round {ident} is already open")
+            table = ev.payload["table"]
+            table_head = world.head(f"table:{table}")
+            if not is_open(table_head):
+                raise EventError("rule", f"table {table} is not open")
+            assert table_head is not None
+            if table_head.payload["game"] != ev.payload["game"]:
+                raise EventError("rule", f"table {table} deals {table_head.payload['game']}, not {ev.payload['game']}")
+            check_source(ev, table_head, world)
+        if ev.kind == "ruling.v1":
+            cited_events(ev, world)
+
+
+def check_source(ev: SignedEvent, table_open: SignedEvent, world: World) -> None:
+    """round.open names how it is dealt, as its table declares (``ledger.judges.equipment``,
+    ``ledger.rng``)."""
+    table, game = ev.payload["table"], ev.payload["game"]
+    dealing, source = table_open.payload.get("dealing"), ev.payload.get("source")
+    if dealing is None:
+        if source is not None:
+            raise RuleViolation(f"table {table} declares no dealing procedure, so a round names no source")
+    elif dealing == "rng":
+        if source != "rng":
+            raise RuleViolation(f"table {table} deals by RNG: its rounds name source 'rng'")
+    elif equipment_for(game) is not None:
+        if source is None or source == "rng":
+            raise RuleViolation(f"table {table} is live: a {game} round names the {equipment_for(game)} it is dealt"
+                                " from")
+        problem = ready_problem(world.state(source), source, table, game, table_open.at)
+        if problem:
+            raise RuleViolation(problem)
+    elif source is not None:
+        raise RuleViolation(f"{game} uses no equipment stream; the round names no source")
+
+
+register_judge(RoundJudge())
+
+__all__ = ["EventError", "RoundJudge", "RoundState", "derived_draws", "open_round", "step", "walk"]

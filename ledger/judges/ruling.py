@@ -41,7 +41,7 @@ Kinds (signed by floor / pit-boss keys only; ``ledger.kinds`` roles):
 Once a round is ruled void (void, misdeal, rollback, a dealing miss that ends the hand),
 nothing of the game may follow, only its ``void`` close; and a round closes ``void``
 only after such a ruling (or, for an online casino round, 24 h after the player's
-disconnection: ``ledger.rounds``). Pure: ``ledger.rounds`` calls
+disconnection: ``ledger.judges.round``). Pure: ``ledger.judges.round`` calls
 ``rule_on`` while walking a round; ingest checks the cited events exist.
 """
 
@@ -53,7 +53,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ledger.games import RuleViolation
+from ledger.judges import BaseJudge, register_judge
 from ledger.kinds import Count, Ident, Strict, Text, UtcTime, register_kind
+from ledger.timeutil import parse_utc
 
 SEED_FILES = ("000", "001", "002", "003", "004")
 RuleRef = Annotated[str, Field(pattern=r"^00[0-4] [^\n]{1,120}$")]
@@ -63,8 +65,6 @@ EventRef = Annotated[str, Field(pattern=r"^[a-z]+:[A-Za-z0-9._~@/+-]{1,160}#[1-9
 
 VOIDING = ("void", "misdeal", "rollback")
 EFFECTS = VOIDING + ("dead_hand", "out_of_turn", "dealing_miss", "flying_action")
-CHIP_ACTIONS = ("call", "bet", "raise", "complete")
-COUNTED_ACTIONS = ("fold", "check") + CHIP_ACTIONS
 
 
 class Ruling(Strict):
@@ -122,114 +122,53 @@ register_kind("round.disconnect.v1", Disconnect, "round", ("game",))
 register_kind("incident.server_crash.v1", ServerCrash, "incident", ("floor",))
 
 
-def substantial_action(history: list[tuple[int, str, Any]]) -> bool:
-    """TDA 2013 rule 35: two actions that each put chips in the pot (bet, raise, call) by
-    two players, or any three actions (check, bet, raise, call, fold). Posted blinds and
-    antes are not actions."""
-    acts = [(seat, action) for seat, action, _ in history if action in COUNTED_ACTIONS]
-    chip_players = {seat for seat, action in acts if action in CHIP_ACTIONS}
-    return len(acts) >= 3 or len(chip_players) >= 2
-
-
-def rule_on(game: str, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]:
-    """A ruling on a round in ``state`` (its engine state): (the game's state after it,
-    or None when the round is over and closes void; the compensation the house pays),
-    or RuleViolation."""
+def rule_on(engine: Any, game: str, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]:
+    """A ruling on a round in ``state`` (its engine state): (the game's state after it, or
+    None when the round is over and closes void; the compensation the house pays), or
+    RuleViolation. A ``void`` applies to every game (000 II 2.1.8, III 2.1.5, IV 2.1.6);
+    every other effect is the game's own (``Engine.rule_on``: poker's misdeal, rollback,
+    dead hand, out-of-turn and flying actions, dealing misses)."""
     effect = payload["effect"]
-    if effect in ("misdeal", "rollback", "dead_hand", "out_of_turn", "dealing_miss", "flying_action") and game != "poker":
-        raise RuleViolation(f"a {effect} ruling applies to poker hands, not a {game} round")
-    needs = {"dead_hand": ("seat",), "out_of_turn": ("seat", "action"), "dealing_miss": ("case", "compensation"),
-             "misdeal": ("redeal",), "flying_action": ("seat", "action", "chips")}.get(effect, ())
-    for name in needs:
-        if payload.get(name) is None:
-            raise RuleViolation(f"a {effect} ruling names its '{name}'")
     if payload.get("redeal") is not None and effect != "misdeal":
         raise RuleViolation("only a misdeal is re-dealt")
-    if effect == "misdeal" and substantial_action(state.history):
-        raise RuleViolation("no misdeal after substantial action: the hand continues (TDA 2013 rules 34 C, 35)")
-    if effect in VOIDING:
+    if effect == "void":
         return None, {}
-    if effect == "dead_hand":
-        from ledger.games.poker import kill_hand
-
-        return kill_hand(state, payload["seat"]), {}
-    if effect in ("out_of_turn", "flying_action"):
-        if effect == "out_of_turn" and payload["action"] == "all_in":
-            raise RuleViolation("an out-of-turn action is fold, check, call, bet or raise (TDA 38)")
-        i = payload["seat"] - 1
-        if state.phase != "betting" or i == state.actor or i not in state.actors:
-            raise RuleViolation(f"seat {payload['seat']} is not waiting to act: its action was not out of turn")
-        return state, {}
-    owed = dealing_miss_compensation(payload["case"], state, payload.get("seat"))
-    if owed != payload["compensation"]:
-        raise RuleViolation(f"the compensation should be {owed} (001 dealing-miss handling), not"
-                            f" {payload['compensation']}")
-    return (state if payload["case"] == "exposed_card" else None), owed
+    if engine is None:
+        raise RuleViolation(f"a {effect} ruling does not apply to a {game} round (no engine)")
+    return engine.rule_on(state, payload)  # type: ignore[no-any-return]
 
 
-FA_LIMIT = 3
+def cited_events(ev: Any, world: Any) -> list[Any]:
+    """The events a ruling or penalty acts on (``acts_on``), each of which must be in the
+    ledger; a rollback cites the server crash it follows (000 refund policy)."""
+    cited = []
+    for ref in ev.payload["acts_on"]:
+        found = world.cited(ref)
+        if found is None:
+            raise RuleViolation(f"the ruling acts on {ref}, which is not in the ledger")
+        cited.append(found)
+    if ev.payload.get("effect") == "rollback" and not any(c.kind == "incident.server_crash.v1" for c in cited):
+        raise RuleViolation("a rollback cites the incident.server_crash.v1 event it follows (000 refund policy)")
+    return cited
 
 
-def flying_action_now(st: Any, p: dict[str, Any], count: int) -> Any:
-    """001 flying action (FA), what happens at once: an all-in FA is void and the hand
-    folds, half the chips pushed going back (the other half stays in the pot); a
-    player's third FA in a hand folds the hand. Returns the game's state."""
-    from ledger.games.poker import dead_money, kill_hand
+class KeyCompromiseJudge(BaseJudge):
+    """``ruling:<id>``: a key-compromise ruling confirms events the revoked key signed,
+    each of which must be an event of that key from the time it is untrusted."""
 
-    if p["action"] == "all_in":
-        st = dead_money(st, p["seat"], p["chips"] - p["chips"] // 2)
-        return kill_hand(st, p["seat"])
-    if count >= FA_LIMIT:
-        return kill_hand(st, p["seat"])
-    return st
+    stream_types = ("ruling",)
 
-
-def flying_action_due(st: Any, fa: tuple[Any, ...], p: dict[str, Any]) -> Any:
-    """001 flying action, when the seat's turn comes (``fa``: seat, action, to, chips,
-    street, bet at the FA). Still valid (the action to the seat unchanged, a check still
-    free): it stands as made. No longer valid: a call or raise is made again or the hand
-    folds, and the chips pushed stay in the pot on a fold; a check pays the big bet /
-    big blind into the pot first and then only calls or folds. Returns the state with
-    any dead money, or RuleViolation."""
-    from ledger.games.poker import dead_money
-
-    seat, action, to, chips, street, bet = fa
-    free_check = st.to_call(seat - 1) == 0
-    valid = st.street == street and max(st.bets) == bet and (action != "check" or free_check)
-    raises = ("bet", "raise", "complete")
-
-    def kind(a: str) -> str:
-        return "raise" if a in raises else a
-
-    if valid:
-        if (kind(p["action"]), p.get("to")) != (kind(action), to):
-            raise RuleViolation(f"seat {seat}'s flying {action} is still valid: it stands as made (001 flying action α)")
-        return st
-    allowed = {"call": ("call", "fold"), "raise": raises + ("fold",), "bet": raises + ("fold",),
-               "check": ("call", "fold")}[action]
-    if p["action"] not in allowed:
-        raise RuleViolation(f"after a flying {action} that is no longer valid seat {seat} may only"
-                            f" {' or '.join(sorted(set(allowed)))} (001 flying action β)")
-    if action == "check":
-        big = st.rules.big_bet or max(st.blinds or [0]) or st.rules.min_bet or 0
-        return dead_money(st, seat, big)
-    if p["action"] == "fold":
-        return dead_money(st, seat, chips)  # the chips of the flying action are not returned
-    return st
+    def admit(self, state: None, ev: Any, world: Any) -> None:
+        if ev.kind != "ruling.key_compromise.v1":
+            return
+        entry = world.ring.keys.get(ev.payload["key_id"])
+        for ref in ev.payload["acts_on"]:
+            cited = world.cited(ref)
+            if cited is None or cited.key_id != ev.payload["key_id"]:
+                raise RuleViolation(f"{ref} is not an event signed by key {ev.payload['key_id']}")
+            if entry is None or not entry.status_at(parse_utc(cited.at)):
+                raise RuleViolation(f"{ref} is not untrusted: key {ev.payload['key_id']} was not revoked at its"
+                                    " time")
 
 
-def dealing_miss_compensation(case: str, st: Any, seat: int | None) -> dict[str, int]:
-    """001 "dealing-miss handling": 1. a miss on 3rd street: the hand stops, every player
-    in it gets one big bet; 2. on 7th street: no game, each player still in gets the pot
-    they would have won, each who folded 20% of the pot, at most four big bets; 3. a
-    player's hole cards seen: that player gets half the pot and the hand goes on."""
-    big = st.rules.big_bet or max(st.blinds or [0]) or st.rules.min_bet or 0
-    pot = sum(st.paid)
-    names = st.rules.players
-    if case == "third_street":
-        return {names[i]: big for i in range(st.n)}
-    if case == "seventh_street":
-        return {names[i]: pot if st.in_hand[i] else min(pot * 20 // 100, 4 * big) for i in range(st.n)}
-    if seat is None:
-        raise RuleViolation("an exposed-card ruling names the seat whose cards were seen")
-    return {names[seat - 1]: pot // 2}
+register_judge(KeyCompromiseJudge())

@@ -1,0 +1,171 @@
+"""The judges: one per stream type, each in its own module, behind one registry (as the
+game engines are, ``ledger.games``).
+
+Ingest is a pipeline (``ledger.ingest``): parse -> schema -> hash -> chain -> key and
+role -> signature -> the judge of the event's stream type. A judge sees the event, the
+state of its stream as of the accepted events, and the ``World`` (every other stream, as
+stored plus what the run accepted before), and either refuses the event with an
+``EventError`` naming the rule, or gives the stream's next state::
+
+    judge.admit(state, ev, world)        # the rules that look at other streams (ingest)
+    state = judge.step(state, ev, world)  # the stream's own transition (ingest and readers)
+
+``step`` alone folds a stored stream (``World.state``), so the state a judge keeps is
+rebuilt the same way for ingest and for the readers (``fold``). A stream type without a
+judge (``incident``, ``ledger``) has no rule beyond its chain and its kinds' schemas.
+
+The judges and their stream types: ``keyring`` (``ledger.judges.keyring``), ``table``,
+``round`` (the game's engine, the RNG protocol, rulings), ``shoe``/``wheel``/``dice``
+(``ledger.judges.equipment``), ``seat``, ``account`` and ``chips``
+(``ledger.judges.cash``), ``tournament``, ``penalty``, ``ruling`` (key-compromise
+rulings).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from ledger.events import SignedEvent
+from ledger.keyring import KeyRing
+from ledger.refs import parse_ref
+from ledger.store import Store
+
+
+class Judge(Protocol):
+    stream_types: tuple[str, ...]
+
+    def step(self, state: Any, ev: SignedEvent, world: World) -> Any: ...
+
+    def admit(self, state: Any, ev: SignedEvent, world: World) -> None: ...
+
+
+class BaseJudge:
+    """A judge whose stream keeps no state and whose events need no other stream."""
+
+    stream_types: tuple[str, ...] = ()
+
+    def step(self, state: Any, ev: SignedEvent, world: World) -> Any:
+        return state
+
+    def admit(self, state: Any, ev: SignedEvent, world: World) -> None:
+        return None
+
+
+JUDGES: dict[str, Judge] = {}
+
+
+def register_judge(judge: Judge) -> None:
+    for stype in judge.stream_types:
+        if stype in JUDGES:
+            raise ValueError(f"a judge for {stype} streams is already registered")
+        JUDGES[stype] = judge
+
+
+def stream_type(stream: str) -> str:
+    return stream.split(":", 1)[0]
+
+
+def judge_of(stream: str) -> Judge | None:
+    return JUDGES.get(stream_type(stream))
+
+
+def fold(stream: str, events: Iterable[SignedEvent], world: World | None = None) -> Any:
+    """The state a stream's judge keeps after ``events`` (a stored stream, in seq order)."""
+    judge = judge_of(stream)
+    state = None
+    if judge is None:
+        return state
+    for ev in events:
+        state = judge.step(state, ev, world)  # type: ignore[arg-type]
+    return state
+
+
+class World:
+    """The store plus what the run accepted before this event: stream heads, events by
+    (stream, seq), the key ring, and each stream's state as its judge keeps it (folded
+    from the store once, then advanced with every accepted event). One per ingest run
+    (``ledger.ingest.IngestSession``): a long run holds one batch's events at a time."""
+
+    def __init__(self, store: Store, ring: KeyRing):
+        self.store = store
+        self.ring = ring
+        self.heads: dict[str, SignedEvent | None] = {}
+        self.pending: dict[tuple[str, int], SignedEvent] = {}
+        self.states: dict[str, Any] = {}
+
+    def prefetch(self, events: list[SignedEvent]) -> None:
+        """Read the heads of every stream the batch touches (and tables its rounds name)."""
+        wanted = {ev.stream for ev in events}
+        wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
+        wanted |= {f"table:{ev.stream[6:]}" for ev in events if ev.stream.startswith("chips:")}
+        wanted -= self.heads.keys()
+        found = self.store.heads(sorted(wanted))
+        for stream in wanted:
+            self.heads[stream] = found.get(stream)
+
+    def head(self, stream: str) -> SignedEvent | None:
+        if stream not in self.heads:
+            self.heads[stream] = self.store.head(stream)
+        return self.heads[stream]
+
+    def event_at(self, stream: str, seq: int) -> SignedEvent | None:
+        return self.pending.get((stream, seq)) or self.store.event_at(stream, seq)
+
+    def cited(self, ref: str) -> SignedEvent | None:
+        """The event a ``stream#seq`` reference names, if the ledger (or the run) has it."""
+        stream, seq = parse_ref(ref)
+        return self.event_at(stream, seq)
+
+    def role_of(self, ev: SignedEvent) -> str:
+        return self.ring.keys[ev.key_id].role
+
+    def state(self, stream: str, before: int | None = None) -> Any:
+        """The stream's state as its judge keeps it, as of the accepted events: folded from
+        the stored events the run has seen (those before ``before``, the seq being judged,
+        or up to the stream's head as the run knows it), then kept."""
+        if stream not in self.states:
+            if before is None:
+                head = self.heads.get(stream)
+                before = head.seq + 1 if head is not None else None
+            stored = self.store.stream_events(stream)
+            self.states[stream] = fold(stream, (e for e in stored if before is None or e.seq < before), self)
+        return self.states[stream]
+
+    def accept(self, ev: SignedEvent) -> None:
+        """The chain holds: ``ev`` is the stream's new head (judged after, on its merits)."""
+        self.heads[ev.stream] = ev
+        self.pending[(ev.stream, ev.seq)] = ev
+
+    def judge(self, ev: SignedEvent) -> None:
+        """The judge of the event's stream type admits it and advances the stream's state,
+        or raises EventError naming the rule."""
+        judge = judge_of(ev.stream)
+        if judge is None:
+            return
+        state = self.state(ev.stream, before=ev.seq)
+        judge.admit(state, ev, self)
+        self.states[ev.stream] = judge.step(state, ev, self)
+
+    def forget_stored(self) -> None:
+        """After a batch is stored: its events are in the store, and a closed round takes
+        no more events (its head and state would only be read again to refuse one)."""
+        self.pending.clear()
+        closed = [s for s, h in self.heads.items() if h is not None and h.kind == "round.close.v1"]
+        for stream in closed:
+            del self.heads[stream]
+            self.states.pop(stream, None)
+
+
+def _register_all() -> None:
+    """Import every judge module in this package: each registers its judge and kinds."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_register_all()
+
+__all__ = ["JUDGES", "BaseJudge", "Judge", "World", "fold", "judge_of", "register_judge", "stream_type"]
