@@ -25,6 +25,7 @@ from eventsourcing.persistence import PersistenceError
 
 from ledger.house import HouseError, PublicDir
 from ledger.keys import KeyDirectory, KeyFileError
+from ledger.refs import parse_ref
 from ledger.store import DatabaseURL, Store, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CONFLICT, EXIT_STORE = 0, 1, 2, 3, 4
@@ -651,7 +652,7 @@ def aml_show(c: Context, flag_id: str, as_json: bool) -> None:
         flag = found[0]
         events = []
         for ref in flag.events:
-            stream, _, seq = ref.rpartition("#")
+            stream, seq = parse_ref(ref)
             ev = store.event_at(stream, int(seq))
             events.append(ev.to_dict() if ev else {"missing": ref})
     text = [f"{flag.id} {flag.rule} {flag.day} players {', '.join(flag.players)} amount {flag.amount}", flag.reason]
@@ -842,9 +843,9 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -
 
 
 def utc_now_day() -> str:
-    from ledger.timeutil import utc_now
+    from ledger.timeutil import gaming_day, utc_now
 
-    return utc_now()[:10]
+    return gaming_day(utc_now())
 
 
 # --- sample producer -------------------------------------------------------------------

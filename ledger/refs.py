@@ -1,10 +1,10 @@
-"""References to events, written once: ``stream#seq`` (``ref``, ``parse_ref``), the form
+"""References to events, written once: ``stream#seq`` (``event_ref``, ``parse_ref``), the form
 rulings, penalties and reports cite events in."""
 
 from __future__ import annotations
 
 
-def ref(stream: str, seq: int) -> str:
+def event_ref(stream: str, seq: int) -> str:
     """``round:B1-7#3``: the event ``seq`` of ``stream``."""
     return f"{stream}#{seq}"
 
@@ -15,4 +15,4 @@ def parse_ref(text: str) -> tuple[str, int]:
     return stream, int(seq)
 
 
-__all__ = ["parse_ref", "ref"]
+__all__ = ["event_ref", "parse_ref"]

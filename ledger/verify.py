@@ -34,7 +34,8 @@ from typing import Any
 import orjson
 from cryptography.exceptions import InvalidSignature
 
-from ledger.canonical import GENESIS_PREV, event_hash
+from ledger.canonical import event_hash
+from ledger.chain import link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyRing
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
@@ -182,8 +183,9 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
             # Most streams start here: check the genesis link now and only tell the parent
             # the stream started (it must not have been seen in an earlier range).
             starts.append((stream, nid))
-            if prev != GENESIS_PREV:
-                problems.append(("chain", "prev of seq 1 is not the genesis value"))
+            problem = _chain_problem(None, 1, prev)
+            if problem:
+                problems.append(problem)
             last[stream] = (1, claimed)
         else:
             if before is None:
@@ -200,15 +202,8 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
 
 
 def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple[str, str] | None:
-    last_seq, last_hash = before if before else (0, GENESIS_PREV)
-    if seq == last_seq + 1:
-        if prev != last_hash:
-            return ("chain", f"prev does not match the hash of seq {last_seq}")
-        return None
-    if seq <= last_seq:
-        return ("chain", f"seq {seq} appears after seq {last_seq}: events out of order or repeated")
-    missing = f"seq {last_seq + 1}" if seq == last_seq + 2 else f"seqs {last_seq + 1}..{seq - 1}"
-    return ("chain", f"{missing} missing: deleted from the stream")
+    problem = link_problem(before, seq, prev)
+    return ("chain", problem) if problem else None
 
 
 # --- parent side -------------------------------------------------------------------
@@ -216,10 +211,10 @@ def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple
 def _keyring(store: Store, report: VerifyReport) -> KeyRing:
     """Rebuild the key ring from its stream, checking each of its events fully."""
     ring = KeyRing()
-    expected_prev, expected_seq = GENESIS_PREV, 1
+    before: tuple[int, str] | None = None
     for ev in store.stream_events(KEYRING_STREAM):
         try:
-            if ev.seq != expected_seq or ev.prev != expected_prev:
+            if link(before, ev.seq, ev.prev) != "ok":
                 raise EventError("chain", "key ring chain is broken here")
             ev.check_hash()
             entry = ring.authorize(ev)
@@ -229,7 +224,7 @@ def _keyring(store: Store, report: VerifyReport) -> KeyRing:
             report.add(Problem(exc.check, f"key ring: {exc.reason}; later key-ring events are not trusted",
                                KEYRING_STREAM, ev.seq))
             break
-        expected_prev, expected_seq = ev.hash, ev.seq + 1
+        before = (ev.seq, ev.hash)
     return ring
 
 

@@ -46,8 +46,9 @@ from datetime import timedelta
 from typing import Any
 
 from ledger.events import SignedEvent, event_from_stored
+from ledger.refs import event_ref
 from ledger.store import Store
-from ledger.timeutil import parse_utc
+from ledger.timeutil import gaming_day, parse_utc
 from projections.aml_poker import dumping_plays
 from projections.money import round_money
 from projections.views import Context
@@ -91,7 +92,7 @@ class _Cash:
 
     @property
     def ref(self) -> str:
-        return f"{self.ev.stream}#{self.ev.seq}"
+        return event_ref(self.ev.stream, self.ev.seq)
 
 
 def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None = None) -> list[Flag]:
@@ -109,19 +110,19 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
             cash[ev.stream.split(":", 1)[1]].append(_Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
         elif ev.kind == "cash.transfer.v1":
             p = ev.payload
-            transfers[(ev.at[:10], ev.stream.split(":", 1)[1], p["beneficiary"])].append(
-                (p["amount"], p["beneficiary_type"], f"{ev.stream}#{ev.seq}"))
+            transfers[(gaming_day(ev.at), ev.stream.split(":", 1)[1], p["beneficiary"])].append(
+                (p["amount"], p["beneficiary_type"], event_ref(ev.stream, ev.seq)))
         elif ev.kind == "account.location.v1":
-            location[ev.stream.split(":", 1)[1]] = (ev.payload["country"], f"{ev.stream}#{ev.seq}")
+            location[ev.stream.split(":", 1)[1]] = (ev.payload["country"], event_ref(ev.stream, ev.seq))
         elif ev.kind == "round.close.v1":
             rs, opening, outcome = ctx.closed_round(ev.stream)
             money = round_money(rs.game, outcome, ev.payload["status"])
-            ref = f"{ev.stream}#{ev.seq}"
+            ref = event_ref(ev.stream, ev.seq)
             for player, amount in money.wagered.items():
                 wagers[player].append((ev.at, amount, ref))
                 country, where = location.get(player, ("", ""))
                 if country in cfg.restricted_jurisdictions:
-                    abroad[(player, ev.at[:10])].append((amount, ref, (where, country)))
+                    abroad[(player, gaming_day(ev.at))].append((amount, ref, (where, country)))
             if rs.game == "poker":
                 losers = {p: -n for p, n in money.nets.items() if n < 0}
                 winners = {p: n for p, n in money.nets.items() if n > 0}
@@ -133,9 +134,9 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
                 for loser, lost in losers.items():
                     for winner, gain in winners.items():
                         share = lost * gain // won
-                        flows[(ev.at[:10], loser, winner)].append((share, ref))
+                        flows[(gaming_day(ev.at), loser, winner)].append((share, ref))
                         if loser in dumped:
-                            dumps[(ev.at[:10], loser, winner)].append((share, ref, dumped[loser]))
+                            dumps[(gaming_day(ev.at), loser, winner)].append((share, ref, dumped[loser]))
     flags: list[Flag] = []
     for player, items in sorted(cash.items()):
         flags += _cash_rules(player, items, wagers.get(player, []), cfg)
@@ -156,7 +157,7 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
     out: list[Flag] = []
     by_day: dict[str, list[_Cash]] = defaultdict(list)
     for c in items:
-        by_day[c.ev.at[:10]].append(c)
+        by_day[gaming_day(c.ev.at)].append(c)
     for day, day_items in sorted(by_day.items()):
         for deposit, label in ((True, "cash in"), (False, "cash out")):
             chosen = [c for c in day_items if c.deposit == deposit]
@@ -167,7 +168,7 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
                                 f" {cfg.report_threshold}", [c.ref for c in chosen]))
         ins = sum(c.amount for c in day_items if c.deposit)
         outs = [c for c in day_items if not c.deposit]
-        wagered = sum(w for at, w, _ in wagers if at[:10] == day)
+        wagered = sum(w for at, w, _ in wagers if gaming_day(at) == day)
         if ins and outs and wagered < cfg.minimal_play_ratio * ins:
             out.append(Flag("minimal_play", [player], ins, day,
                             f"cash in {ins} and out {sum(c.amount for c in outs)} the same day with only {wagered}"
@@ -183,7 +184,7 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
         total = sum(c.amount for c in window)
         if len(window) >= 2 and total > cfg.report_threshold:
             used |= {c.ref for c in window}
-            out.append(Flag("structuring", [player], total, first.ev.at[:10],
+            out.append(Flag("structuring", [player], total, gaming_day(first.ev.at),
                             f"{len(window)} cash transactions within 24 h, each just under the threshold"
                             f" {cfg.report_threshold}, {total} together", [c.ref for c in window]))
     for d in (c for c in items if c.deposit):
@@ -193,7 +194,7 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
             if timedelta(0) <= t1 - t0 <= timedelta(minutes=cfg.rapid_minutes) and d.amount * 2 >= w.amount:
                 played = sum(x for at, x, _ in wagers if t0 <= parse_utc(at) <= t1)
                 if played < cfg.minimal_play_ratio * d.amount:
-                    out.append(Flag("rapid_in_out", [player], w.amount, d.ev.at[:10],
+                    out.append(Flag("rapid_in_out", [player], w.amount, gaming_day(d.ev.at),
                                     f"cash out {w.amount} {int((t1 - t0).total_seconds() // 60)} min after cash in"
                                     f" {d.amount}, with {played} wagered between", [d.ref, w.ref]))
                     break

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.events import SignedEvent
+from ledger.timeutil import gaming_day
 from projections.views import ACCOUNT_COLUMNS, Add, Put, account_balance, chips_held
 
 Key = tuple[str, str]  # (player, currency)
@@ -63,7 +64,7 @@ class CageBook:
             counters = self.chips.setdefault((player, currency), {}).setdefault(table, [0, 0, 0])
             for i, amount in enumerate(op.amounts):
                 counters[i] += amount
-        if ev.at[:10] != self.day or ev.kind == "round.close.v1":
+        if gaming_day(ev.at) != self.day or ev.kind == "round.close.v1":
             return
         for key in sorted(keys):
             after = self.at_cage(key)

@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ledger.canonical import GENESIS_PREV
+from ledger.chain import link
 from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
 from ledger.house import HouseError, PublicDir
 from ledger.judges.round import derived_draws, walk
@@ -41,6 +41,7 @@ from ledger.log.checkpoints import LeafIndex, create_checkpoint, stored_checkpoi
 from ledger.log.merkle import ProofError
 from ledger.log.note import NoteError
 from ledger.log.proofs import inclusion_proof_text, verify_inclusion_proof
+from ledger.refs import parse_ref
 from ledger.store import Store
 
 FORMAT = "pitboss.evidence.v1"
@@ -70,7 +71,7 @@ def round_evidence_events(store: Store, leaves: LeafIndex, stream: str) -> list[
     picked += round_events
     for ev in round_events:  # what a ruling acts on outside the round (the server crash it follows)
         for ref in ev.payload.get("acts_on", []) if ev.kind == "ruling.v1" else []:
-            cited_stream, _, seq = ref.rpartition("#")
+            cited_stream, seq = parse_ref(ref)
             cited = store.event_at(cited_stream, int(seq))
             if cited is not None and cited.stream != stream and cited not in picked:
                 picked.append(cited)
@@ -202,10 +203,10 @@ def verify_bundle(path: Path, anchor: str | None = None, vkey: str | None = None
             where += f" ({ev.stream} seq {ev.seq})"
             ev.check_hash()
             prev = heads.get(ev.stream)
-            if prev is not None and (ev.seq != prev.seq + 1 or ev.prev != prev.hash):
+            if prev is not None and link((prev.seq, prev.hash), ev.seq, ev.prev) != "ok":
                 raise EventError("chain", f"does not follow {ev.stream} seq {prev.seq}")
-            if prev is None and ev.stream in (KEYRING_STREAM, manifest.get("round")) and (
-                    ev.seq != 1 or ev.prev != GENESIS_PREV):
+            if prev is None and ev.stream in (KEYRING_STREAM, manifest.get("round")) and \
+                    link(None, ev.seq, ev.prev) != "ok":
                 raise EventError("chain", f"{ev.stream} must start at seq 1 in the bundle")
             entry = ring.authorize(ev)
             if ev.stream == KEYRING_STREAM and ev.seq == 1 and entry.public_key.hex() != _anchor_hex(anchor_text):

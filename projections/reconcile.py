@@ -49,7 +49,9 @@ import orjson
 from ledger.events import EventError, event_from_stored
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
+from ledger.refs import event_ref
 from ledger.store import DatabaseURL, Store
+from ledger.timeutil import gaming_day
 from ledger.verify import verify_ledger
 from projections.aml import NOT_COVERED, scan_store
 from projections.cage import CageBook
@@ -66,7 +68,7 @@ def compromise_rulings(store: Store) -> dict[str, str]:
     out: dict[str, str] = {}
     for row in store.rows_of_kind("ruling.key_compromise.v1"):
         for ref in orjson.loads(row.state)["payload"]["acts_on"]:
-            out[ref] = f"{row.stream}#{row.seq}"
+            out[ref] = event_ref(row.stream, row.seq)
     return out
 
 
@@ -82,7 +84,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     addressed = []
     for p in ver.problems:
         item = {"check": f"integrity:{p.check}", "stream": p.stream, "seq": p.seq, "reason": p.reason}
-        ruling = confirmed.get(f"{p.stream}#{p.seq}") if p.check == "key" and "revoked" in p.reason else None
+        ruling = confirmed.get(event_ref(p.stream, p.seq)) if p.check == "key" and "revoked" in p.reason else None
         if ruling:  # untrusted (its key revoked), and a key-compromise ruling confirmed it
             addressed.append({**item, "ruling": ruling})
         else:
@@ -98,7 +100,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     round_table: dict[str, str] = {}
     for row in store.rows():
         obj = orjson.loads(row.state)
-        on_day = obj["at"][:10] == day
+        on_day = gaming_day(obj["at"]) == day
         day_events += on_day
         if row.stream.startswith("chips:"):
             book.chip_event(event_from_stored(row.state))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ledger.chain import link
 from ledger.events import EventError
 from ledger.games import ENGINES
 from ledger.judges.round import RoundState, derived_draws, open_round
@@ -80,7 +81,7 @@ def replay_round(store: Store, round_id: str) -> Replay:
         rep.steps.append(step)
         try:
             ev.check_hash()
-            if ev.seq != (prev.seq + 1 if prev else 1) or ev.prev != (prev.hash if prev else "0" * 64):
+            if link((prev.seq, prev.hash) if prev else None, ev.seq, ev.prev) != "ok":
                 raise EventError("chain", "the round's chain is broken here")
             ev.check_signature(ring.authorize(ev).verifier)
         except EventError as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.events import SignedEvent
+from ledger.refs import event_ref
 
 
 @dataclass
@@ -36,7 +37,7 @@ class RulingBook:
     def record(self, stream: str, seq: int, kind: str, payload: dict[str, Any], at: str, on_day: bool) -> None:
         if kind == "incident.server_crash.v1":
             if on_day:
-                self.crashes.append((f"{stream}#{seq}", payload["started"]))
+                self.crashes.append((event_ref(stream, seq), payload["started"]))
             return
         self.rulings.append({"round": stream, "seq": seq, "rule": payload["rule"], "effect": payload["effect"],
                              "acts_on": payload["acts_on"], "redeal": payload.get("redeal"), "on_day": on_day})

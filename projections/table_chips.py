@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.events import SignedEvent
+from ledger.refs import event_ref
+from ledger.timeutil import gaming_day
 
 
 @dataclass
@@ -53,14 +55,14 @@ class ChipBook:
         return table in self.chips
 
     def _today(self, table: str, at: str) -> TableDay | None:
-        if at[:10] != self.day:
+        if gaming_day(at) != self.day:
             return None
         if table not in self.days:
             self.days[table] = TableDay(table, opening=sum(self.chips[table].values()))
         return self.days[table]
 
     def _problem(self, ev: SignedEvent, reason: str) -> None:
-        if ev.at[:10] == self.day:
+        if gaming_day(ev.at) == self.day:
             self.problems.append({"check": "table_chips", "stream": ev.stream, "seq": ev.seq, "reason": reason})
 
     def chip_event(self, ev: SignedEvent) -> None:
@@ -85,7 +87,7 @@ class ChipBook:
                     self._problem(ev, f"{player} is counted with {counted.get(player, 0)} chips at {table}; the"
                                       f" ledger gives {stacks.get(player, 0)} (buy-ins − cash-outs + results)")
             if today:
-                today.counts.append({"event": f"{ev.stream}#{ev.seq}", "counted": sum(counted.values()),
+                today.counts.append({"event": event_ref(ev.stream, ev.seq), "counted": sum(counted.values()),
                                      "ledger": sum(stacks.values())})
 
     def round_closed(self, ev: SignedEvent, table: str, nets: dict[str, int]) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 from ledger.events import SignedEvent
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import RoundState, walk
+from ledger.timeutil import gaming_day
 from projections.money import round_money
 
 
@@ -102,11 +103,7 @@ class Context:
             before = cached[2]
         else:
             before = tournaments.fold(ev.stream, self.store.stream_events(ev.stream)[:ev.seq - 1])
-        if ev.kind == "tournament.open.v1":
-            after = tournaments.open_tournament(ev.stream, ev.payload)
-        else:
-            assert before is not None  # a tournament stream starts with its open (stored only so)
-            after = tournaments.apply(before, ev.kind, ev.payload)
+        after = tournaments.step(before, ev)
         self._tournaments[ev.stream] = (ev.seq, before, after)
         return before, after
 
@@ -211,7 +208,7 @@ class TablesView(View):
         status = ev.payload["status"]
         money = round_money(rs.game, outcome, status)
         table = opening.payload["table"]
-        key = (table, ev.at[:10], ctx.currency(table, opening.at))
+        key = (table, gaming_day(ev.at), ctx.currency(table, opening.at))
         return [Add("tables", key, (1, int(status == "void"), money.staked, money.paid, money.commission, money.rake,
                                     money.house_net))]
 

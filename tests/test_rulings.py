@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from cli.main import main
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
+from ledger.games.poker import substantial_action
 from ledger.house import create_key
 from ledger.importers.phh import hand_events
-from ledger.games.poker import substantial_action
 from ledger.producer import BatchBuilder
 from tests.helpers import add_round, refused, stored
 

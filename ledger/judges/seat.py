@@ -21,7 +21,7 @@ from ledger.games import RuleViolation
 from ledger.judges import BaseJudge, World, register_judge
 from ledger.judges.penalty import FINES
 from ledger.kinds import Count, Ident, Strict, register_kind
-from ledger.refs import ref
+from ledger.refs import event_ref
 from ledger.timeutil import format_utc, gaming_day, parse_utc
 
 BLOCK_MINUTES = {2: 5, 3: 15, 4: 30}  # 000 leaving table policy; 5th and later: 60
@@ -70,7 +70,7 @@ def judge_seat(seat_events: list[Any], ev: Any, penalties: list[Any] = ()) -> No
     for pen in penalties:
         if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
                 and gaming_day(pen.at) == gaming_day(ev.at) and pen.at <= ev.at):
-            raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty {ref(pen.stream, pen.seq)}"
+            raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty {event_ref(pen.stream, pen.seq)}"
                                 " (001 fouls): no seat there again this gaming day")
     times = refusals(seat_events, ev.payload["blind_level"], ev.at)
     if len(times) >= 2:

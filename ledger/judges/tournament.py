@@ -592,14 +592,21 @@ def conservation(t: Tournament) -> list[str]:
     return problems
 
 
+def step(t: Tournament | None, ev: Any, lookup: Any = None) -> Tournament:
+    """The tournament after one stored or incoming event (``tournament.open`` starts it):
+    the one transition ingest, the views, reconciliation and the demo share."""
+    if ev.kind == "tournament.open.v1":
+        return open_tournament(ev.stream, ev.payload)
+    if t is None:
+        raise RuleViolation(f"{ev.stream} must start with tournament.open.v1")
+    return apply(t, ev.kind, ev.payload, lookup)
+
+
 def fold(stream: str, events: list[Any], lookup: Any = None) -> Tournament | None:
     """A stored tournament stream's state (its first event is its open, stored only so)."""
     t: Tournament | None = None
     for ev in events:
-        if ev.kind == "tournament.open.v1":
-            t = open_tournament(stream, ev.payload)
-        elif t is not None:
-            t = apply(t, ev.kind, ev.payload, lookup)
+        t = step(t, ev, lookup)
     return t
 
 
@@ -640,11 +647,7 @@ class TournamentJudge(BaseJudge):
     stream_types = ("tournament",)
 
     def step(self, state: Tournament | None, ev: SignedEvent, world: Any) -> Tournament:
-        if ev.kind == "tournament.open.v1":
-            return open_tournament(ev.stream, ev.payload)
-        if state is None:
-            raise RuleViolation(f"{ev.stream} must start with tournament.open.v1")
-        return apply(state, ev.kind, ev.payload, world.state if world is not None else None)
+        return step(state, ev, world.state if world is not None else None)
 
     def admit(self, state: Tournament | None, ev: SignedEvent, world: Any) -> None:
         if ev.kind == "tournament.open.v1":

@@ -16,6 +16,7 @@ from ledger.games.baccarat import coup_events
 from ledger.games.poker import random_hand as poker_hand
 from ledger.judges import tournament as tournaments
 from ledger.producer import BatchBuilder
+from ledger.refs import event_ref
 from ledger.timeutil import utc_now
 
 
@@ -47,7 +48,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     rid = f"round:{tag}-PK-misdeal"
     opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules}
     _add_round(b, game, rid, opening, dealt)
-    rulings.append(_ruling(b, floor, rid, "misdeal", "002 TDA 34 A", [f"{rid}#{len(dealt) + 1}"],
+    rulings.append(_ruling(b, floor, rid, "misdeal", "002 TDA 34 A", [event_ref(rid, len(dealt) + 1)],
                            "the first card went to the wrong seat", redeal=f"{tag}-PK-redeal"))
     b.add(game, rid, "round.close.v1", {"status": "void"})
     _, again = poker_hand(random.Random(rng.random()), seated, [10_000] * 4)
@@ -60,7 +61,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     cards = [i for i, (k, _) in enumerate(coup) if k == "baccarat.card.v1"]
     _add_round(b, who["dealer"], rid, {"table": f"{tag}-BAC", "game": "baccarat", "rules": {},
                                        "source": f"shoe:{tag}-BAC"}, coup[: cards[2] + 1])
-    rulings.append(_ruling(b, floor, rid, "void", "000 II 2.1.8", [f"{rid}#{cards[2] + 2}"],
+    rulings.append(_ruling(b, floor, rid, "void", "000 II 2.1.8", [event_ref(rid, cards[2] + 2)],
                            "the shoe's card reader failed: a system malfunction voids all pays and plays"))
     b.add(who["dealer"], rid, "round.close.v1", {"status": "void"})
     # 3. the game server crashes with two hands in progress: both go back to their starting stacks
