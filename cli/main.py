@@ -64,9 +64,9 @@ class _Guard:
     def __enter__(self) -> _Guard:
         return self
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         if exc is None:
-            return False
+            return
         if isinstance(exc, StoreError):
             code = EXIT_USAGE if "run 'pitboss init'" in str(exc) else EXIT_STORE
             _fail(self.as_json, str(exc), code)
@@ -75,7 +75,7 @@ class _Guard:
         if isinstance(exc, (PersistenceError, sqlite3.Error)) or type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             _fail(self.as_json, f"the database failed mid-operation (nothing half-written): {first}", EXIT_STORE)
-        return False
+        return
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

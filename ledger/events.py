@@ -154,7 +154,8 @@ def sign_event(
         "key_id": signer.key_id, "prev": prev, "payload": payload,
     }
     digest = event_hash(body)
-    return SignedEvent(hash=digest.hex(), sig=signer.sign(digest).hex(), **body)
+    return SignedEvent(stream=stream, seq=seq, at=at, kind=kind, actor=signer.actor, key_id=signer.key_id, prev=prev,
+                       payload=payload, hash=digest.hex(), sig=signer.sign(digest).hex())
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ Ident = Annotated[str, Field(pattern=r"^[A-Za-z0-9._~@/+-]{1,160}$")]
 Text = Annotated[str, Field(max_length=2000)]
 HexKey = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 KeyId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
-Role = Literal[ROLES]  # type: ignore[valid-type]
+Role = Literal[ROLES]  # type: ignore[valid-type]  # a Literal built from the ROLES tuple, which pydantic reads at run time
 
 
 def _check_json_value(value: Any, path: str = "", depth: int = 0) -> None:

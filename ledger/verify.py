@@ -114,7 +114,7 @@ class RangeResult:
 
 
 def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None) -> None:
-    _W["store"] = store if store is not None else Store.open(url)  # type: ignore[arg-type]
+    _W["store"] = store if store is not None else Store.open(url)  # type: ignore[arg-type]  # url is given whenever store is not (the pool's initializer)
     _W["ring"] = ring
     _W["deep"] = deep
 

@@ -142,12 +142,12 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
         flags += _cash_rules(player, items, wagers.get(player, []), cfg)
     flags += _dumping(dumps, flows, cfg)
     flags += _third_party(transfers, cfg)
-    for (player, day), items in sorted(abroad.items()):
-        places = list(dict.fromkeys(where for _, _, where in items))  # the location events, in order
-        flags.append(Flag("restricted_jurisdiction", [player], sum(a for a, _, _ in items), day,
-                          f"{player} played {len(items)} rounds while located in a restricted jurisdiction"
+    for (player, day), rounds in sorted(abroad.items()):
+        places = list(dict.fromkeys(where for _, _, where in rounds))  # the location events, in order
+        flags.append(Flag("restricted_jurisdiction", [player], sum(a for a, _, _ in rounds), day,
+                          f"{player} played {len(rounds)} rounds while located in a restricted jurisdiction"
                           f" ({', '.join(country for _, country in places)})",
-                          [ref for ref, _ in places] + [ref for _, ref, _ in items]))
+                          [ref for ref, _ in places] + [ref for _, ref, _ in rounds]))
     for f in flags:
         f.id = hashlib.sha256(f"{f.rule}|{','.join(f.players)}|{f.day}|{','.join(f.events)}".encode()).hexdigest()[:12]
     return flags

@@ -84,7 +84,9 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     addressed = []
     for p in ver.problems:
         item = {"check": f"integrity:{p.check}", "stream": p.stream, "seq": p.seq, "reason": p.reason}
-        ruling = confirmed.get(event_ref(p.stream, p.seq)) if p.check == "key" and "revoked" in p.reason else None
+        ruling = None
+        if p.check == "key" and "revoked" in p.reason and p.stream is not None and p.seq is not None:
+            ruling = confirmed.get(event_ref(p.stream, p.seq))
         if ruling:  # untrusted (its key revoked), and a key-compromise ruling confirmed it
             addressed.append({**item, "ruling": ruling})
         else:
@@ -169,12 +171,12 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
                     a, b = live.rows(name), fresh.rows(name)
                     for table in a:
                         got, want = set(a[table]), set(b[table])
-                        for row in sorted(got - want, key=repr)[:20]:
+                        for extra in sorted(got - want, key=repr)[:20]:
                             discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
-                                                  "reason": f"row {row} is not what the ledger gives"})
-                        for row in sorted(want - got, key=repr)[:20]:
+                                                  "reason": f"row {extra} is not what the ledger gives"})
+                        for missing in sorted(want - got, key=repr)[:20]:
                             discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
-                                                  "reason": f"row {row} is missing"})
+                                                  "reason": f"row {missing} is missing"})
     discrepancies += cage.problems
     say("scanning for AML flags")
     flags = [f for f in scan_store(store) if f.day == day]

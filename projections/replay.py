@@ -93,7 +93,10 @@ def replay_round(store: Store, round_id: str) -> Replay:
         if engine is None or (rs is None and ev.kind != "round.open.v1"):
             continue  # no engine, or its opening was refused (a difference above)
         try:
-            rs = open_round(ev) if ev.kind == "round.open.v1" else step_round(rs, ev)  # type: ignore[arg-type]
+            if ev.kind == "round.open.v1":
+                rs = open_round(ev)
+            elif rs is not None:
+                rs = step_round(rs, ev)
         except EventError as exc:
             step.problem = f"{exc.check}: {exc.reason}"
             rep.differences.append({"seq": ev.seq, "kind": ev.kind, "reason": exc.reason})

@@ -152,7 +152,8 @@ class AccountsView(View):
             column = "deposits" if ev.kind == "cash.deposit.v1" else "withdrawals"
             return [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]), _account(column, p["amount"]))]
         if ev.kind == "cash.transfer.v1":
-            ops = [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]), _account("transfers_out", p["amount"]))]
+            ops: list[Add | Put] = [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]),
+                                        _account("transfers_out", p["amount"]))]
             if p["beneficiary_type"] == "account":
                 ops.append(Add("accounts", (p["beneficiary"], p["currency"]), _account("transfers_in", p["amount"])))
             return ops
@@ -168,10 +169,10 @@ class AccountsView(View):
             rs, opening, outcome = ctx.closed_round(ev.stream)
             money = round_money(rs.game, outcome, p["status"])
             currency = ctx.currency(opening.payload["table"], opening.at)
-            return [Add("accounts", (player, currency), _account("game_net", net)[:-1] + (1,))
-                    for player, net in sorted(money.nets.items())] + [
-                Add("accounts", (player, currency), _account("compensation", amount))
-                for player, amount in rs.compensation]  # 001 dealing misses: paid by the house
+            results: list[Add | Put] = [Add("accounts", (player, currency), _account("game_net", net)[:-1] + (1,))
+                                        for player, net in sorted(money.nets.items())]
+            return results + [Add("accounts", (player, currency), _account("compensation", amount))
+                          for player, amount in rs.compensation]  # 001 dealing misses: paid by the house
         if ev.kind == "penalty.v1" and p.get("amount"):  # a fine (001): to the house, not the pot
             return [Add("accounts", (ev.stream.split(":", 1)[1], p["currency"]), _account("penalties", p["amount"]))]
         return []

@@ -96,12 +96,24 @@ class DemoTable:
 
 
 class Engine(Protocol):
-    game: str
-    kinds: frozenset[str]
-    banking: Literal["house", "player", "pool"]
-    equipment: Literal["shoe", "wheel", "dice"] | None
-    house_edges: dict[str, str]  # name for ``pitboss rules house-edge`` -> method of computation
-    demo_tables: tuple[DemoTable, ...]
+    @property
+    def game(self) -> str: ...
+
+    @property
+    def kinds(self) -> frozenset[str]: ...
+
+    @property
+    def banking(self) -> Literal["house", "player", "pool"]: ...
+
+    @property
+    def equipment(self) -> Literal["shoe", "wheel", "dice"] | None: ...
+
+    @property
+    def house_edges(self) -> dict[str, str]:
+        """Each name for ``pitboss rules house-edge`` -> its method of computation."""
+
+    @property
+    def demo_tables(self) -> tuple[DemoTable, ...]: ...
 
     def start(self, rules: dict[str, Any]) -> Any: ...
 
@@ -124,6 +136,8 @@ class Engine(Protocol):
     def demo_round(self, rng: random.Random, players: list[str], cards: Iterator[str]) -> tuple[dict[str, Any],
                                                                                                   Events]: ...
 
+    def rule_on(self, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]: ...
+
 
 def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
     """A round's house options (``round.open.rules``) as the game's rules model, or a
@@ -134,11 +148,14 @@ def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
         raise RuleViolation(f"{game} rules: {describe_validation_error(exc)}") from None
 
 
-def close_betting(state: Any) -> Any:
+S = TypeVar("S")
+
+
+def close_betting(state: S) -> S:
     """The state after "no more bets" (a frozen dataclass with ``betting_open``)."""
-    if not state.betting_open:
+    if not state.betting_open:  # type: ignore[attr-defined]  # a game state with betting_open, by contract
         raise RuleViolation("'no more bets' was already called")
-    return replace(state, betting_open=False)
+    return replace(state, betting_open=False)  # type: ignore[type-var]  # a frozen dataclass, by contract
 
 
 def check_settle_target(index: int, wagers: int, settled: frozenset[int]) -> None:
@@ -155,11 +172,15 @@ def unsettled(wagers: int, settled: frozenset[int]) -> str | None:
     return f"bets {left} are not settled" if left else None
 
 
-class NoCutCardRule:
-    """For engines whose game sets no cut-card position of its own (beyond the stack)."""
+class EngineDefaults:
+    """The defaults of an engine whose game sets no cut-card position of its own (beyond
+    the stack) and has no floor rulings of its own (a void applies to every game)."""
 
     def cut_problem(self, decks: int, from_back: int) -> str | None:
         return None
+
+    def rule_on(self, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]:
+        raise RuleViolation(f"a {payload['effect']} ruling does not apply to a {getattr(self, 'game', '?')} round")
 
 
 class Play:
@@ -167,7 +188,9 @@ class Play:
     illegal one raises at once) and kept (the demo's and the tests' producers)."""
 
     def __init__(self, engine: Engine, rules: dict[str, Any]):
-        self.engine, self.st, self.events = engine, engine.start(rules), []  # type: Engine, Any, Events
+        self.engine: Engine = engine
+        self.st: Any = engine.start(rules)
+        self.events: Events = []
 
     def __call__(self, kind: str, payload: dict[str, Any]) -> None:
         self.st = self.engine.apply(self.st, kind, payload)
@@ -214,6 +237,6 @@ def _register_all() -> None:
 
 _register_all()
 
-__all__ = ["ENGINES", "DemoTable", "Engine", "Events", "NoCutCardRule", "Play", "RoundMoney", "RuleViolation",
+__all__ = ["ENGINES", "DemoTable", "Engine", "Events", "EngineDefaults", "Play", "RoundMoney", "RuleViolation",
            "check_settle_target", "close_betting", "house_edge_names", "parse_rules", "play_events",
            "register_engine", "settlement_money", "unsettled"]

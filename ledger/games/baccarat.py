@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
     RoundMoney,
     RuleViolation,
@@ -173,11 +174,11 @@ def settlement(state: BaccaratState, index: int) -> tuple[str, int, int]:
     return "win", 2 * w.amount, 0
 
 
-class BaccaratEngine:
+class BaccaratEngine(EngineDefaults):
     game = "baccarat"
     kinds = frozenset({"baccarat.bet.v1", "baccarat.no_more_bets.v1", "baccarat.card.v1", "baccarat.settle.v1"})
-    banking = "house"
-    equipment = "shoe"
+    banking: Final = "house"
+    equipment: Final = "shoe"
     house_edges = {"baccarat": "exact enumeration of every card sequence of a full 8-deck shoe"}
     demo_tables = (DemoTable("BAC", "live", decks=8, cut=7), DemoTable("OBAC", "rng", signer="game"))
 

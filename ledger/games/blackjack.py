@@ -37,12 +37,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
     Play,
     RoundMoney,
@@ -97,7 +98,7 @@ ACTIONS = ("hit", "stand", "double", "split", "surrender", "insurance", "no_insu
 class BlackjackAction(Strict):
     seat: Seat
     hand: Annotated[int, Field(ge=1, le=2)]
-    action: Literal[ACTIONS]  # type: ignore[valid-type]
+    action: Literal[ACTIONS]  # type: ignore[valid-type]  # a Literal built from ACTIONS, read by pydantic at run time
     amount: Amount | None = None
 
 
@@ -248,7 +249,7 @@ def next_card(state: BlackjackState) -> tuple[int, int] | None:
     if ph == "dealing":
         return _initial_order(state)[len(state.dealt)], 1
     if ph == "play":
-        seat, index = _current(state)  # type: ignore[misc]
+        seat, index = _current(state)  # type: ignore[misc]  # a hand is to act: the phase says so
         h = _seat(state, seat).hands[index - 1]
         return (seat, index) if h.wants_card or len(h.cards) < 2 else None
     if ph == "dealer":
@@ -370,12 +371,12 @@ def wagers(state: BlackjackState) -> list[tuple[int, int, str]]:
     return out
 
 
-class BlackjackEngine:
+class BlackjackEngine(EngineDefaults):
     game = "blackjack"
     kinds = frozenset({"blackjack.bet.v1", "blackjack.no_more_bets.v1", "blackjack.card.v1",
                        "blackjack.action.v1", "blackjack.settle.v1"})
-    banking = "house"
-    equipment = "shoe"
+    banking: Final = "house"
+    equipment: Final = "shoe"
     house_edges = {"blackjack": "infinite deck, exact recursion over totals with the best play per total (method per"
                                 " bet)"}
     demo_tables = (DemoTable("BJ", "live", decks=6, cut=200),)

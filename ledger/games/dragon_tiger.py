@@ -32,14 +32,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
-    NoCutCardRule,
     Play,
     RoundMoney,
     RuleViolation,
@@ -130,12 +130,12 @@ def settlement(state: DragonTigerState, index: int) -> tuple[str, int]:
     return payout(w.spot, w.amount, state.winner(), state.rules)
 
 
-class DragonTigerEngine(NoCutCardRule):
+class DragonTigerEngine(EngineDefaults):
     game = "dragon-tiger"
     kinds = frozenset({"dragon_tiger.bet.v1", "dragon_tiger.no_more_bets.v1", "dragon_tiger.card.v1",
                        "dragon_tiger.settle.v1"})
-    banking = "house"
-    equipment = "shoe"
+    banking: Final = "house"
+    equipment: Final = "shoe"
     house_edges = {"dragon-tiger": "exact enumeration of the two cards' ranks from a full shoe (8 decks), each pair"
                                    " weighted by its count"}
     demo_tables = (DemoTable("DT", "live", decks=8, cut=52),)

@@ -46,14 +46,14 @@ import itertools
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import comb
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
-    NoCutCardRule,
     Play,
     RoundMoney,
     RuleViolation,
@@ -80,8 +80,8 @@ PayTable = dict[Literal["3", "4", "5", "6", "7"], Annotated[int, Field(ge=1, le=
 
 
 class HcfRules(Strict):
-    flush_pays: PayTable = FLUSH_PAYS  # type: ignore[assignment]
-    straight_flush_pays: PayTable = STRAIGHT_FLUSH_PAYS  # type: ignore[assignment]
+    flush_pays: PayTable = FLUSH_PAYS  # type: ignore[assignment]  # the default paytable, validated as PayTable by pydantic
+    straight_flush_pays: PayTable = STRAIGHT_FLUSH_PAYS  # type: ignore[assignment]  # as above
 
 
 class HcfDesignate(Strict):
@@ -244,10 +244,10 @@ def _own_results(state: HcfState, p: Player) -> list[tuple[str, str, int]]:
     else:
         out += [("ante", "push", ante), ("raise", "push", p.raised)]
     if p.bet("flush"):
-        pays = rules.flush_pays.get(str(mine[0]))  # type: ignore[call-overload]
+        pays = rules.flush_pays.get(str(mine[0]))  # type: ignore[call-overload]  # keys are the Literal counts as text
         out.append(("flush", "win", p.bet("flush") * (pays + 1)) if pays else ("flush", "lose", 0))
     if p.bet("straight_flush"):
-        pays = rules.straight_flush_pays.get(str(straight_flush_length(p.cards)))  # type: ignore[call-overload]
+        pays = rules.straight_flush_pays.get(str(straight_flush_length(p.cards)))  # type: ignore[call-overload]  # keys are the Literal counts as text
         out.append(("straight_flush", "win", p.bet("straight_flush") * (pays + 1)) if pays
                    else ("straight_flush", "lose", 0))
     return out
@@ -272,10 +272,10 @@ def settlements(state: HcfState) -> dict[int, list[tuple[str, str, int]]]:
     return out
 
 
-class HighCardFlushEngine(NoCutCardRule):
+class HighCardFlushEngine(EngineDefaults):
     game = "high-card-flush"
-    banking = "player"
-    equipment = "shoe"
+    banking: Final = "player"
+    equipment: Final = "shoe"
     house_edges = {"high-card-flush": "exact count over all C(52,7) hands of the bonus wagers (Appendix A/B"
                                       " paytables); ante and raise are played against the designated player, not the"
                                       " house"}
@@ -362,9 +362,9 @@ class HighCardFlushEngine(NoCutCardRule):
             if p["card"] in state.dealt:
                 raise RuleViolation(f"{p['card']} was already dealt: one 52-card deck (003 opening section)")
             state = replace(state, dealt=state.dealt + (p["card"],))
-            if due == state.designated.seat:  # type: ignore[union-attr]
-                dp = state.designated
-                return replace(state, designated=replace(dp, cards=dp.cards + (p["card"],)))  # type: ignore[arg-type]
+            dp = state.designated
+            if dp is not None and due == dp.seat:
+                return replace(state, designated=replace(dp, cards=dp.cards + (p["card"],)))
             x = _player(state, due)
             return _with(state, replace(x, cards=x.cards + (p["card"],)))
         if kind == "hcf.decision.v1":
@@ -431,8 +431,8 @@ class HighCardFlushEngine(NoCutCardRule):
                 staked = x.raised if wager == "raise" else x.bet(wager)
                 rows.append({"seat": seat, "player": x.player, "wager": wager, "outcome": o, "paid": paid,
                              "staked": staked})
-        return {"qualified": qualifies(flush_rank(state.designated.cards)),  # type: ignore[union-attr]
-                "designated": state.designated.player,  # type: ignore[union-attr]
+        return {"qualified": qualifies(flush_rank(state.designated.cards)),  # type: ignore[union-attr]  # decisions are done only once a player is designated
+                "designated": state.designated.player,  # type: ignore[union-attr]  # decisions are done only once a player is designated
                 "settlements": rows}
 
 
@@ -490,7 +490,8 @@ def house_edge(rules: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]
     total = comb(52, 7)
     out: dict[str, dict[str, Any]] = {}
     for name, counts, table in (("flush", flush, r.flush_pays), ("straight_flush", sflush, r.straight_flush_pays)):
-        back = sum(c * (table[str(n)] + 1) for n, c in counts.items() if str(n) in table)  # type: ignore[index]
-        out[name] = {"pays": max(table.values()), "paytable": {n: table[n] for n in sorted(table)},  # type: ignore[index]
+        pays: dict[str, int] = {str(k): v for k, v in table.items()}
+        back: int = sum(c * (pays[str(n)] + 1) for n, c in counts.items() if str(n) in pays)
+        out[name] = {"pays": max(table.values()), "paytable": {n: table[n] for n in sorted(table)},
                      "edge": 1 - Fraction(back, total)}
     return out

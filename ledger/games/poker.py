@@ -53,14 +53,14 @@ import copy
 import random
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
-    NoCutCardRule,
     Play,
     RoundMoney,
     RuleViolation,
@@ -106,7 +106,7 @@ def _stud(low: bool) -> tuple[Street, ...]:
             Street(hole=(True,), opening=later, bet="big"), Street(hole=(False,), opening=later, bet="big"))
 
 
-def _draw(hole: int, draws: int, fixed: bool) -> tuple[Street, ...]:
+def _draw_streets(hole: int, draws: int, fixed: bool) -> tuple[Street, ...]:
     bets = ["small", "small", "big", "big"] if fixed else ["min"] * 4
     return (Street(hole=(False,) * hole, bet=bets[0]),) + tuple(Street(draw=True, bet=bets[k + 1]) for k in range(draws))
 
@@ -137,13 +137,13 @@ VARIANTS = {
     "F7S/8": Variant("F7S/8", "fixed-limit seven-card stud hi/lo eight or better", "fixed-limit", _stud(False),
                      ("high", "low8"), stud=True),
     "FR": Variant("FR", "fixed-limit razz", "fixed-limit", _stud(True), ("razz",), stud=True),
-    "F2L3D": Variant("F2L3D", "fixed-limit deuce-to-seven triple draw", "fixed-limit", _draw(5, 3, True), ("low27",)),
-    "N2L1D": Variant("N2L1D", "no-limit deuce-to-seven single draw", "no-limit", _draw(5, 1, False), ("low27",)),
-    "FB": Variant("FB", "fixed-limit badugi", "fixed-limit", _draw(4, 3, True), ("badugi",)),
+    "F2L3D": Variant("F2L3D", "fixed-limit deuce-to-seven triple draw", "fixed-limit", _draw_streets(5, 3, True), ("low27",)),
+    "N2L1D": Variant("N2L1D", "no-limit deuce-to-seven single draw", "no-limit", _draw_streets(5, 1, False), ("low27",)),
+    "FB": Variant("FB", "fixed-limit badugi", "fixed-limit", _draw_streets(4, 3, True), ("badugi",)),
     # Five-card draw, high (004 ファイブカードドロー): not a PHH standard code, nor a pokerkit
     # game; these two codes are the ledger's own.
-    "N5D": Variant("N5D", "no-limit five-card draw", "no-limit", _draw(5, 1, False)),
-    "F5D": Variant("F5D", "fixed-limit five-card draw", "fixed-limit", _draw(5, 1, True)),
+    "N5D": Variant("N5D", "no-limit five-card draw", "no-limit", _draw_streets(5, 1, False)),
+    "F5D": Variant("F5D", "fixed-limit five-card draw", "fixed-limit", _draw_streets(5, 1, True)),
 }
 
 
@@ -156,7 +156,7 @@ class Rake(Strict):
 
 
 class PokerRules(Strict):
-    variant: Literal[tuple(VARIANTS)]  # type: ignore[valid-type]
+    variant: Literal[tuple(VARIANTS)]  # type: ignore[valid-type]  # the PHH codes, read by pydantic at run time
     players: Annotated[list[Ident], Field(min_length=2, max_length=10)]
     starting_stacks: Annotated[list[Annotated[int, Field(ge=0)] | None], Field(min_length=2, max_length=10)]
     """``null`` for a stack the source did not record ("inf" in PHH): the seat is treated
@@ -274,35 +274,35 @@ class PokerState:
     hole: list[list[str]]
     up: list[list[bool]]  # parallel to hole: the card is face up (stud)
     burned: list[str] = field(default_factory=list)
-    seen: set = field(default_factory=set)  # every known card dealt, burned or shown (one deck)
-    discards: set = field(default_factory=set)  # drawn away: dealt again only once the stub is empty
+    seen: set[str] = field(default_factory=set)  # every known card dealt, burned or shown (one deck)
+    discards: set[str] = field(default_factory=set)  # drawn away: dealt again only once the stub is empty
     start_stacks: list[int] = field(default_factory=list)
     board: list[str] = field(default_factory=list)
     phase: str = "antes"  # antes, blinds, hole, board, draw, betting, showdown, award, done
     street: int = -1
-    posts_due: deque = field(default_factory=deque)  # (seat, type, amount)
-    deal_due: deque = field(default_factory=deque)  # (seat, count) hole cards owed this street
-    draw_due: deque = field(default_factory=deque)  # seats still to stand pat or discard
-    actors: deque = field(default_factory=deque)
+    posts_due: deque[tuple[int, str, int]] = field(default_factory=deque)  # (seat, type, amount)
+    deal_due: deque[tuple[int, int]] = field(default_factory=deque)  # (seat, count) hole cards owed this street
+    draw_due: deque[int] = field(default_factory=deque)  # seats still to stand pat or discard
+    actors: deque[int] = field(default_factory=deque)
     opener: int | None = None
     raise_amount: int = 0
     raise_count: int = 0
     big_bets: bool = False  # 001: 4th street went to big bets on an open pair
     bring_in_due: bool = False
     completion: bool = False
-    acted: set = field(default_factory=set)
-    short_all_ins: list = field(default_factory=list)
+    acted: set[int] = field(default_factory=set)
+    short_all_ins: list[Any] = field(default_factory=list)
     all_in: bool = False
-    showdown_order: deque = field(default_factory=deque)
-    shown: dict = field(default_factory=dict)  # seat -> cards shown ([] = mucked)
-    pots: list = field(default_factory=list)
+    showdown_order: deque[int] = field(default_factory=deque)
+    shown: dict[int, list[str]] = field(default_factory=dict)  # seat -> cards shown ([] = mucked)
+    pots: list[Pot] = field(default_factory=list)
     awarded: int = 0
     won: list[int] = field(default_factory=list)
-    history: list = field(default_factory=list)  # (seat, action, amount) for snapshots
-    bank_spent: list = field(default_factory=list)  # time bank seconds used this hand, per seat
-    binding: tuple = ()  # out of turn, binding at the seat's turn: (seat, action, to, street, bet) (TDA 38)
-    flying: tuple = ()  # 001 flying actions pending: (seat, action, to, chips, street, bet)
-    flying_count: tuple = ()  # every flying action so far, by seat (001: the third folds the hand)
+    history: list[tuple[int, str, Any]] = field(default_factory=list)  # (seat, action, amount) for snapshots
+    bank_spent: list[int] = field(default_factory=list)  # time bank seconds used this hand, per seat
+    binding: tuple[tuple[Any, ...], ...] = ()  # out of turn, binding at the seat's turn: (seat, action, to, street, bet) (TDA 38)
+    flying: tuple[tuple[Any, ...], ...] = ()  # 001 flying actions pending: (seat, action, to, chips, street, bet)
+    flying_count: tuple[int, ...] = ()  # every flying action so far, by seat (001: the third folds the hand)
 
     def to_call(self, i: int) -> int:
         return min(self.stacks[i], max(self.bets) - self.bets[i])
@@ -422,10 +422,10 @@ def _opener(st: PokerState) -> int:
         present = [k for k in keys if k is not None]
         best = min(present) if opening == "low_card" else max(present)
         return keys.index(best)
-    entries = [up_cards_key(u, ace_low=opening == "low_hand") if u else None for u in ups]
-    present = [e for e in entries if e is not None]
-    best = max(present) if opening == "high_hand" else min(present)
-    return entries.index(best)
+    entries: list[tuple[int, ...] | None] = [up_cards_key(u, ace_low=opening == "low_hand") if u else None for u in ups]
+    shown = [e for e in entries if e is not None]
+    strongest = max(shown) if opening == "high_hand" else min(shown)
+    return entries.index(strongest)
 
 
 def _begin_betting(st: PokerState) -> None:
@@ -505,7 +505,7 @@ def _begin_showdown(st: PokerState) -> None:
 
 def _face_up(st: PokerState, i: int) -> bool:
     cards = st.shown.get(i)
-    return bool(cards) and UNKNOWN not in cards
+    return bool(cards) and UNKNOWN not in (cards or [])
 
 
 def _showdown_progress(st: PokerState) -> None:
@@ -535,7 +535,8 @@ def hand_key(st: PokerState, i: int, kind: str) -> tuple[int, ...] | None:
     cards = st.shown.get(i)
     if not cards or UNKNOWN in cards or not st.in_hand[i]:
         return None
-    return HAND_KEYS[kind](list(st.hole[i]), list(st.board))
+    key: tuple[int, ...] | None = HAND_KEYS[kind](list(st.hole[i]), list(st.board))
+    return key
 
 
 def compute_pots(st: PokerState) -> list[Pot]:
@@ -641,9 +642,9 @@ def _odd_chip_seat(st: PokerState, winners: list[int]) -> int:
 
 def _step(st: PokerState) -> int:
     if st.variant.structure != "fixed-limit":
-        return st.rules.min_bet  # type: ignore[return-value]
+        return st.rules.min_bet  # type: ignore[return-value]  # PokerRules requires min_bet for big-bet games
     big = st.spec.bet == "big" or st.big_bets
-    return st.rules.big_bet if big else st.rules.small_bet  # type: ignore[return-value]
+    return st.rules.big_bet if big else st.rules.small_bet  # type: ignore[return-value]  # fixed-limit rules carry both
 
 
 def raise_limits(st: PokerState, i: int, big: bool = False) -> tuple[int, int] | str:
@@ -665,7 +666,7 @@ def raise_limits(st: PokerState, i: int, big: bool = False) -> tuple[int, int] |
     if not any(j != i and st.in_hand[j] and st.stacks[j] + st.bets[j] > max(st.bets) for j in range(st.n)):
         return "every other player has folded or is all-in: there is no one to raise"
     step = st.rules.big_bet if big else _step(st)
-    low = max(st.raise_amount, step) + (0 if st.completion else max(st.bets))  # type: ignore[type-var,operator]
+    low = max(st.raise_amount, step) + (0 if st.completion else max(st.bets))  # type: ignore[type-var,operator]  # step is set for every betting structure
     top = st.stacks[i] + st.bets[i]
     low = min(top, low)
     if st.variant.structure == "fixed-limit":
@@ -692,7 +693,7 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     if st.phase != "betting":
         raise RuleViolation(f"no betting now (the hand is in its {st.phase} phase)")
     if st.actor != i:
-        raise RuleViolation(f"seat {seat} acted out of turn: seat {st.actor + 1} is to act (TDA 38: action out of turn)")  # type: ignore[operator]
+        raise RuleViolation(f"seat {seat} acted out of turn: seat {st.actor + 1} is to act (TDA 38: action out of turn)")  # type: ignore[operator]  # betting: someone is to act
     if to is not None and action in ("fold", "check", "call", "bring_in"):
         raise RuleViolation(f"{action} takes no amount")
     if st.bring_in_due and action not in ("bring_in", "complete"):
@@ -708,7 +709,8 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     if action == "bring_in":
         if not st.bring_in_due:
             raise RuleViolation("the bring-in is posted only by the first player to act on 3rd street (001)")
-        amount = min(st.stacks[i], st.rules.bring_in)  # type: ignore[type-var]
+        assert st.rules.bring_in is not None  # stud rules carry a bring-in (PokerRules)
+        amount = min(st.stacks[i], st.rules.bring_in)
         st.actors.popleft()
         st.acted.add(i)
         st.bets[i] += amount
@@ -935,12 +937,12 @@ def final_stacks(st: PokerState) -> list[int]:
     return [st.stacks[i] + st.won[i] + st.bets[i] for i in range(st.n)]
 
 
-class PokerEngine(NoCutCardRule):
+class PokerEngine(EngineDefaults):
     game = "poker"
     kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.burn.v1",
                        "poker.show.v1", "poker.award.v1", "poker.timeout.v1"})
-    banking = "pool"
-    equipment = None
+    banking: Final = "pool"
+    equipment: Final = None
     house_edges: dict[str, str] = {}  # the players play each other: the house takes rake, it has no edge
     demo_tables = (DemoTable("PK", signer="game", players=(3, 5)),)
 

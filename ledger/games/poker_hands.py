@@ -200,6 +200,7 @@ def short_deck_key(cards: Sequence[str]) -> tuple[int, ...]:
             else:
                 top = _straight_top_ranks(vs, wheel=False)
         shape = _shape(values)
+        rest: tuple[int, ...]
         if top and flush:
             cat, rest = STRAIGHT_FLUSH, (top,)
         elif shape[0] == 5:

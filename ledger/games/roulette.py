@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
-    NoCutCardRule,
     Play,
     RoundMoney,
     RuleViolation,
@@ -136,7 +136,7 @@ class RouletteRules(Strict):
 
 class RouletteBet(Strict):
     player: Ident
-    bet: Literal[BET_TYPES]  # type: ignore[valid-type]
+    bet: Literal[BET_TYPES]  # type: ignore[valid-type]  # a Literal built from BET_TYPES, read by pydantic at run time
     pockets: Annotated[list[Annotated[str, Field(pattern=r"^(0|00|[1-9]|[12][0-9]|3[0-6])$")]], Field(max_length=6)]
     amount: Amount
 
@@ -193,11 +193,11 @@ def settlement(state: RouletteState, index: int) -> tuple[str, int]:
     return "lose", 0
 
 
-class RouletteEngine(NoCutCardRule):
+class RouletteEngine(EngineDefaults):
     game = "roulette"
     kinds = frozenset({"roulette.bet.v1", "roulette.no_more_bets.v1", "roulette.result.v1", "roulette.settle.v1"})
-    banking = "house"
-    equipment = "wheel"
+    banking: Final = "house"
+    equipment: Final = "wheel"
     house_edges = {"roulette-european": "exact enumeration of equally likely pockets",
                    "roulette-american": "exact enumeration of equally likely pockets"}
     demo_tables = (DemoTable("RL", "live"),)

@@ -26,14 +26,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from ledger.games import (
     DemoTable,
+    EngineDefaults,
     Events,
-    NoCutCardRule,
     Play,
     RoundMoney,
     RuleViolation,
@@ -68,7 +68,7 @@ class SicBoRules(Strict):
 
 class SicBoBet(Strict):
     player: Ident
-    bet: Literal[BETS]  # type: ignore[valid-type]
+    bet: Literal[BETS]  # type: ignore[valid-type]  # a Literal built from BETS, read by pydantic at run time
     target: Annotated[list[Annotated[int, Field(ge=1, le=17)]], Field(max_length=2)]
     amount: Amount
 
@@ -150,11 +150,11 @@ def settlement(state: SicBoState, index: int) -> tuple[str, int]:
     return ("win", w.amount * (to_one + 1)) if to_one is not None else ("lose", 0)
 
 
-class SicBoEngine(NoCutCardRule):
+class SicBoEngine(EngineDefaults):
     game = "sicbo"
     kinds = frozenset({"sicbo.bet.v1", "sicbo.no_more_bets.v1", "sicbo.result.v1", "sicbo.settle.v1"})
-    banking = "house"
-    equipment = "dice"
+    banking: Final = "house"
+    equipment: Final = "dice"
     house_edges = {"sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)"}
     demo_tables = (DemoTable("SB", "live"),)
 
@@ -257,7 +257,7 @@ def house_edge(pays: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
     cases += [(f"total_{t}", "total", [t]) for t in range(4, 18)]
     out: dict[str, dict[str, Any]] = {}
     for name, bet, target in cases:
-        back = sum((pays_to_one(bet, target, d, table) or -1) + 1 for d in throws)
+        back = sum((pays_to_one(bet, target, (d[0], d[1], d[2]), table) or -1) + 1 for d in throws)
         pays_name = "single" if bet == "single" else name
         out[name] = {"pays": table[pays_name], "edge": 1 - Fraction(back, len(throws))}
     return out

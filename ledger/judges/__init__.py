@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
 from ledger.events import SignedEvent
 from ledger.keyring import KeyRing
@@ -34,16 +34,9 @@ from ledger.refs import parse_ref
 from ledger.store import Store
 
 
-class Judge(Protocol):
-    stream_types: tuple[str, ...]
-
-    def step(self, state: Any, ev: SignedEvent, world: World) -> Any: ...
-
-    def admit(self, state: Any, ev: SignedEvent, world: World) -> None: ...
-
-
 class BaseJudge:
-    """A judge whose stream keeps no state and whose events need no other stream."""
+    """A judge: ``stream_types`` it judges, ``step`` and ``admit`` (above). This base keeps
+    no state and needs no other stream; each judge overrides what its streams need."""
 
     stream_types: tuple[str, ...] = ()
 
@@ -54,10 +47,10 @@ class BaseJudge:
         return None
 
 
-JUDGES: dict[str, Judge] = {}
+JUDGES: dict[str, BaseJudge] = {}
 
 
-def register_judge(judge: Judge) -> None:
+def register_judge(judge: BaseJudge) -> None:
     for stype in judge.stream_types:
         if stype in JUDGES:
             raise ValueError(f"a judge for {stype} streams is already registered")
@@ -68,18 +61,18 @@ def stream_type(stream: str) -> str:
     return stream.split(":", 1)[0]
 
 
-def judge_of(stream: str) -> Judge | None:
+def judge_of(stream: str) -> BaseJudge | None:
     return JUDGES.get(stream_type(stream))
 
 
-def fold(stream: str, events: Iterable[SignedEvent], world: World | None = None) -> Any:
+def fold(stream: str, events: Iterable[SignedEvent], world: Any = None) -> Any:
     """The state a stream's judge keeps after ``events`` (a stored stream, in seq order)."""
     judge = judge_of(stream)
     state = None
     if judge is None:
         return state
     for ev in events:
-        state = judge.step(state, ev, world)  # type: ignore[arg-type]
+        state = judge.step(state, ev, world)
     return state
 
 
@@ -168,4 +161,4 @@ def _register_all() -> None:
 
 _register_all()
 
-__all__ = ["JUDGES", "BaseJudge", "Judge", "World", "fold", "judge_of", "register_judge", "stream_type"]
+__all__ = ["JUDGES", "BaseJudge", "World", "fold", "judge_of", "register_judge", "stream_type"]

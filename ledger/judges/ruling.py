@@ -135,7 +135,8 @@ def rule_on(engine: Any, game: str, state: Any, payload: dict[str, Any]) -> tupl
         return None, {}
     if engine is None:
         raise RuleViolation(f"a {effect} ruling does not apply to a {game} round (no engine)")
-    return engine.rule_on(state, payload)  # type: ignore[no-any-return]
+    ruled: tuple[Any, dict[str, int]] = engine.rule_on(state, payload)
+    return ruled
 
 
 def cited_events(ev: Any, world: Any) -> list[Any]:

@@ -53,11 +53,11 @@ def refusals(seat_events: list[Any], blind_level: str, before: str) -> list[str]
             and timedelta(0) <= t - parse_utc(ev.at) <= WINDOW]
 
 
-def judge_seat(seat_events: list[Any], ev: Any, penalties: list[Any] = ()) -> None:  # type: ignore[assignment]
+def judge_seat(seat_events: list[Any], ev: Any, penalties: list[Any] | None = None) -> None:
     """A join or leave against the player's earlier seat events (000 leaving table policy)
     and penalties (001: a player fined for exposing hand information or interfering is
     forced to leave the table, and does not sit there again that gaming day)."""
-    seated = set()
+    seated: set[str] = set()
     for e in seat_events:
         (seated.add if e.kind == "seat.join.v1" else seated.discard)(e.payload["table"])
     table = ev.payload["table"]
@@ -67,7 +67,7 @@ def judge_seat(seat_events: list[Any], ev: Any, penalties: list[Any] = ()) -> No
         return
     if table in seated:
         raise RuleViolation(f"the player is already seated at {table}")
-    for pen in penalties:
+    for pen in penalties or []:
         if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
                 and gaming_day(pen.at) == gaming_day(ev.at) and pen.at <= ev.at):
             raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty {event_ref(pen.stream, pen.seq)}"

@@ -215,7 +215,7 @@ class Tournament:
         """What one entry pays: buy-in + fee, + the bounty for an entry that puts a head in
         play (register, late, re-entry; not a rebuy or add-on)."""
         r = self.rules
-        return r["buy_in"] + r["fee"] + (r.get("bounty", 0) if entry in HEADS else 0)
+        return int(r["buy_in"] + r["fee"] + (r.get("bounty", 0) if entry in HEADS else 0))
 
     def heads(self) -> int:
         return sum(1 for e in self.entries if e[1] in HEADS)
@@ -377,7 +377,7 @@ def random_seating(players: list[str], seed: bytes, stream: str, per_table: int)
 def _check_seating(players: frozenset[str], seating: list[dict[str, Any]]) -> None:
     """000: seats are assigned at random; the ledger checks every registered player has
     one seat of their own (the draw itself is the game server's)."""
-    seated = [s.get("player") for s in seating]
+    seated = [str(s.get("player")) for s in seating]
     places = [(s.get("table"), s.get("seat")) for s in seating]
     if sorted(seated) != sorted(players) or len(set(places)) != len(places):
         raise RuleViolation("the seating puts every registered player in one seat of their own (000: random seating)")
@@ -423,11 +423,11 @@ def money_in(t: Tournament) -> dict[str, int]:
 
 
 def prize_pool(t: Tournament, cancelled: bool = False) -> int:
-    collected = t.rules["buy_in"] * len(t.entries)
+    collected = int(t.rules["buy_in"]) * len(t.entries)
     before_the_money = len(t.active) > len(t.rules["payouts_bp"])
     if (cancelled and t.phase == "running" and before_the_money) or t.closed_in_the_money:
         return collected  # 000 refund policy (case B) and tournament rules (D): only what registrations collected
-    return max(collected, t.rules.get("guarantee", 0))
+    return max(collected, int(t.rules.get("guarantee", 0)))
 
 
 def place_amounts(pool: int, payouts_bp: list[int], places: int) -> list[int]:

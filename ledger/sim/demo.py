@@ -240,8 +240,8 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
         reshuffle = shoe is not None and shoe.after_round(rid)
         b.add(signer, rid, "round.close.v1", {"status": "complete"})
         chips.settle(table, money)
-        if reshuffle:
-            shoe._prepare()  # type: ignore[union-attr]
+        if reshuffle and shoe is not None:
+            shoe._prepare()
         rounds.append(rid)
         flow.flush()
     say("planting five AML patterns")

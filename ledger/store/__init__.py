@@ -50,7 +50,7 @@ class LedgerMapper(Mapper[str]):
     so a regulator can read the rows with any SQL client."""
 
     def __init__(self) -> None:
-        super().__init__(transcoder=None)  # type: ignore[arg-type]
+        super().__init__(transcoder=None)  # type: ignore[arg-type]  # no transcoder: states are our canonical JSON
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         ev: SignedEvent = domain_event
@@ -165,7 +165,7 @@ class Store:
         """The last stored event of each given stream that has any, in few queries."""
         out: dict[str, SignedEvent] = {}
         unique = list(dict.fromkeys(streams))
-        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         for i in range(0, len(unique), 500):
             part = unique[i:i + 500]
             if self.url.backend == "sqlite":
@@ -205,7 +205,7 @@ class Store:
 
         Plain SQL returning tuples: this is the bulk read of verify and checkpoints.
         """
-        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         if self.url.backend == "sqlite":
             sql = (f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
                    " WHERE rowid BETWEEN ? AND ? ORDER BY rowid")
@@ -222,7 +222,7 @@ class Store:
 
     def rows_of_kind(self, kind: str) -> list[Row]:
         """Every stored event of one kind, in notification order (a scan in the database)."""
-        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         if self.url.backend == "sqlite":
             with ds.transaction(commit=False) as c:
                 c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
@@ -243,7 +243,7 @@ class Store:
 
     def sql_scalar(self, statement: str) -> Any:
         """Run one read-only SQL statement returning one value (tests, counts)."""
-        ds = self.recorder.datastore  # type: ignore[attr-defined]
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         if self.url.backend == "sqlite":
             with ds.transaction(commit=False) as c:
                 c.execute(statement)
