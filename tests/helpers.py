@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ledger.house import create_key
 from ledger.ingest import IngestReport, ingest_lines
 from ledger.keys import Signer
 from ledger.producer import BatchBuilder
 from ledger.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository's top folder."""
 
 
 @dataclass

@@ -16,7 +16,7 @@ from ledger.importers.phh_import import export_round
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
 from tests.helpers import add_round, ingest, open_table
-from tests.test_phh_corpus import CORPUS
+from tests.ledger.importers.test_phh_corpus import CORPUS
 
 NT = "pluribus/100/10.phh"
 SHOWDOWN_NT = "wsop/2023/43/5/1.phh"

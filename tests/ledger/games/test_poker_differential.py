@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from tests.poker_differential import PK_VARIANTS, play_hand
+from tests.ledger.games.poker_differential import PK_VARIANTS, play_hand
 
 HANDS = 10_000
 

@@ -20,6 +20,7 @@ import pytest
 from ledger.sim.sample import write_sample_batch
 from ledger.store import DatabaseURL
 from ledger.verify import verify_ledger
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.postgres
 CHILD = "import sys; from cli.main import main; sys.argv[0] = 'pitboss'; main()"
@@ -43,7 +44,7 @@ def _terminate(url: str) -> int:
 
 
 def _child(ledger, path: Path, *extra: str) -> subprocess.Popen:  # type: ignore[no-untyped-def,type-arg]
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), PGAPPNAME=APP)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PGAPPNAME=APP)
     return subprocess.Popen([sys.executable, "-c", CHILD, *ledger.cli_args(), "ingest", str(path), "--batch-size",
                              str(BATCH), *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

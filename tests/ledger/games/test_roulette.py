@@ -188,7 +188,7 @@ def test_round_cannot_close_complete_with_unsettled_bets(ledger, wheel_table) ->
     del lines[6]  # drop the settlement of bet 2 (the close is then seq 7)
     import json
 
-    from tests.test_ingest_bad_input import _resign  # re-chain the close after the deletion
+    from tests.ledger.test_ingest_bad_input import _resign  # re-chain the close after the deletion
 
     d = json.loads(lines[6])
     d["seq"], d["prev"] = 7, json.loads(lines[5])["hash"]

@@ -16,7 +16,7 @@ from ledger.events import event_from_stored
 from ledger.sim.sample import write_sample_batch
 from projections.runner import ViewStore, catch_up, rebuild
 from projections.views import ACCOUNT_COLUMNS, account_balance
-from tests.helpers import ingest
+from tests.helpers import ROOT, ingest
 
 
 def _fill(ledger, rounds: int, tmp: Path, name: str = "b") -> None:  # type: ignore[no-untyped-def]
@@ -98,7 +98,7 @@ def test_sigkill_mid_run_then_restart_equals_a_rebuild(ledger, tmp_path: Path) -
     """Kill the projection process at random points; after each restart the views equal a
     rebuild from zero (rows and positions are committed together)."""
     _fill(ledger, 60, tmp_path)
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     kills = 0
     rng = random.Random(5)
     partial = 0

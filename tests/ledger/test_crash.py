@@ -21,6 +21,7 @@ from cli.main import main
 from ledger.ingest import ingest_batches
 from ledger.sim.sample import write_sample_batch
 from ledger.verify import verify_ledger
+from tests.helpers import ROOT
 
 KILLS = 50
 BATCH = 25
@@ -31,7 +32,7 @@ def test_sigkill_during_ingest_leaves_whole_batches_and_resending_stores_once(le
     """The producer re-sends from its last acknowledged batch (here: the last batch it
     knows stored, so every restart re-sends one stored batch: it must come back as a
     duplicate). When a night is all in, the next night is written and the kills go on."""
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     rng = random.Random(7)
     kills = mid_run = nights = 0
     lines: list[str] = []

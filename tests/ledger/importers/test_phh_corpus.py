@@ -13,9 +13,10 @@ import pytest
 
 from ledger.games.poker import VARIANTS
 from ledger.importers.phh import PhhError, check_finishing_stacks, hand_events, load_hands
+from tests.helpers import ROOT
 
 _CANDIDATES = [os.environ.get("PITBOSS_PHH_CORPUS", ""),
-               str(Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "phh"),  # ../shared
+               str(ROOT.parent / "shared" / "corpus" / "phh"),  # ../shared
                "/work/shared/corpus/phh"]
 CORPUS = next((Path(c) for c in _CANDIDATES if c and (Path(c) / "MANIFEST.tsv").exists()), Path(_CANDIDATES[1]))
 

@@ -1,0 +1,43 @@
+"""The chain rule written once (ledger/chain.py, DESIGN.md "The event": ``prev`` is the
+hash of the previous event of the stream, a fixed genesis value for seq 1), event
+references (ledger/refs.py) and the gaming day (ledger/timeutil.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger.chain import GENESIS_PREV, link, link_problem
+from ledger.refs import event_ref, parse_ref
+from ledger.timeutil import gaming_day
+
+H1, H2 = "a" * 64, "b" * 64
+
+
+@pytest.mark.parametrize("before, seq, prev, want", [
+    (None, 1, GENESIS_PREV, "ok"),
+    (None, 1, H1, "prev"),
+    (None, 2, H1, "gap"),
+    ((1, H1), 2, H1, "ok"),
+    ((1, H1), 2, H2, "prev"),
+    ((3, H1), 3, H1, "repeat"),
+    ((3, H1), 2, H1, "repeat"),
+    ((3, H1), 6, H1, "gap"),
+])
+def test_link(before: tuple[int, str] | None, seq: int, prev: str, want: str) -> None:
+    assert link(before, seq, prev) == want
+
+
+def test_the_verifier_wording_names_what_is_missing_or_out_of_order() -> None:
+    assert link_problem((1, H1), 2, H1) is None
+    assert link_problem(None, 1, H1) == "prev of seq 1 is not the genesis value"
+    assert link_problem((1, H1), 2, H2) == "prev does not match the hash of seq 1"
+    assert link_problem((1, H1), 3, H1) == "seq 2 missing: deleted from the stream"
+    assert link_problem((1, H1), 5, H1) == "seqs 2..4 missing: deleted from the stream"
+    assert link_problem((4, H1), 4, H1) == "seq 4 appears after seq 4: events out of order or repeated"
+
+
+def test_event_references_and_the_gaming_day() -> None:
+    assert event_ref("round:B1-7", 3) == "round:B1-7#3"
+    assert parse_ref("round:B1-7#3") == ("round:B1-7", 3)
+    assert parse_ref(event_ref("incident:a#b", 12)) == ("incident:a#b", 12)  # the last '#' separates the seq
+    assert gaming_day("2026-11-23T23:59:59.999999Z") == "2026-11-23"
