@@ -123,7 +123,7 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
                 country, where = location.get(player, ("", ""))
                 if country in cfg.restricted_jurisdictions:
                     abroad[(player, gaming_day(ev.at))].append((amount, ref, (where, country)))
-            if rs.game == "poker":
+            if rs.engine is not None and rs.engine.banking == "pool":  # players play each other: money flows between them
                 losers = {p: -n for p, n in money.nets.items() if n < 0}
                 winners = {p: n for p, n in money.nets.items() if n > 0}
                 won = sum(winners.values())

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.events import SignedEvent
+from ledger.games import ENGINES
 from ledger.refs import event_ref
 
 
@@ -51,7 +52,9 @@ class RulingBook:
             rolled = {r["round"] for r in self.rulings if r["effect"] == "rollback" and ref in r["acts_on"]}
             for stream, (game, opened, closed) in sorted(self.rounds.items()):
                 in_progress = opened <= started and (closed is None or closed > started)
-                if game == "poker" and in_progress and stream not in rolled:
+                engine = ENGINES.get(game)
+                pool = engine is not None and engine.banking == "pool"  # 000 refund policy: cash games players play each other
+                if pool and in_progress and stream not in rolled:
                     out.append({"check": "rulings", "stream": stream, "seq": None,
                                 "reason": f"in progress when the server crash {ref} began ({started}) but not"
                                           " rolled back to its starting stacks (000 refund policy)"})
