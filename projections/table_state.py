@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.events import EventError, event_from_stored
+from ledger.judges import JUDGES, World
 from ledger.judges.equipment import EQUIPMENT_TYPES, Equipment
-from ledger.judges.equipment import apply as apply_equipment
-from ledger.judges.round import RoundState, open_round, step
+from ledger.judges.round import RoundState
 from ledger.keyring import load_keyring
 from ledger.store import Store
 
@@ -29,7 +29,7 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
     stream = f"table:{table}"
     if store.head(stream) is None:
         raise TableStateError(f"no table {table} in the ledger")
-    ring = load_keyring(store)
+    world = World(store, load_keyring(store))  # the judges' own step reads each stream (ledger.judges)
     state: dict[str, Any] = {"table": table, "open": False, "game": None, "dealing": None, "currency": None,
                              "as_of": at or (f"{stream} seq {seq}" if seq else "now")}
     rounds: dict[str, RoundState] = {}
@@ -55,8 +55,7 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
         stype = ev.stream.split(":", 1)[0]
         if stype in EQUIPMENT_TYPES and (ev.payload.get("table") == table or ev.stream in equipment):
             try:
-                equipment[ev.stream] = apply_equipment(equipment.get(ev.stream, Equipment(ev.stream)), ev,
-                                                       ring.keys[ev.key_id].role)
+                equipment[ev.stream] = JUDGES[stype].step(equipment.get(ev.stream), ev, world)
             except (EventError, KeyError) as exc:
                 problems.append(f"{ev.stream} seq {ev.seq}: {exc}")
             continue
@@ -65,7 +64,7 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
         if ev.kind == "round.open.v1":
             if ev.payload["table"] != table:
                 continue
-            rounds[ev.stream] = open_round(ev)
+            rounds[ev.stream] = JUDGES["round"].step(None, ev, world)
             continue
         if ev.stream not in rounds:
             continue
@@ -75,7 +74,7 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
             del rounds[ev.stream]
             continue
         try:
-            rounds[ev.stream] = step(rs, ev)
+            rounds[ev.stream] = JUDGES["round"].step(rs, ev, world)
         except EventError as exc:
             problems.append(f"{ev.stream} seq {ev.seq}: {exc.reason}")
     state["equipment"] = [{"stream": e.stream, "stage": e.stage, "inspected_by": sorted(e.inspected_by),
