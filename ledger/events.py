@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ledger.canonical import GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
 from ledger.keys import Signer
-from ledger.kinds import KINDS, stream_type_of
+from ledger.kinds import KINDS, SINGLE_STREAMS, stream_type_of
 from ledger.timeutil import parse_utc
 
 ENVELOPE_FIELDS = ("stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
@@ -46,7 +46,9 @@ _Hex64 = Field(pattern=r"^[0-9a-f]{64}$")
 class _Envelope(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
-    stream: str = Field(pattern=r"^[a-z]+(:[A-Za-z0-9._~@/+-]{1,160})?$")
+    stream: str = Field(pattern=r"^(keyring|[a-z]+:[A-Za-z0-9._~@/+-]{1,160})$")
+    """``type:id`` (``account:P1``, ``round:B1-7``); the key ring is the one stream without
+    an id. Every reader can split a stream name (issue 13 point 7)."""
     seq: int = Field(ge=1, le=MAX_SAFE_INT)
     at: str
     kind: str = Field(max_length=80)
@@ -207,6 +209,9 @@ def parse_event(obj: Any) -> SignedEvent:
             "schema",
             f"kind {env.kind} belongs on a '{spec.stream_type}' stream, not {env.stream!r}",
         )
+    single = SINGLE_STREAMS.get(spec.stream_type)
+    if single is not None and env.stream != single:
+        raise EventError("schema", f"kind {env.kind} belongs on the one stream {single!r}, not {env.stream!r}")
     try:
         spec.model.model_validate(env.payload)
     except ValidationError as exc:

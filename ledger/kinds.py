@@ -234,6 +234,9 @@ def kinds_for_role(role: str) -> list[str]:
 
 KEYRING_STREAM = "keyring"
 CHECKPOINT_STREAM = "ledger:checkpoints"
+SINGLE_STREAMS = {"keyring": KEYRING_STREAM, "ledger": CHECKPOINT_STREAM}
+"""Stream types with exactly one stream: a key-ring or checkpoint event anywhere else
+would be a second key ring or log that no reader follows."""
 
 register_kind("key.register.v1", KeyRegister, "keyring", ("house",))
 register_kind("key.rotate.v1", KeyRotate, "keyring", ("house",))

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from cryptography.exceptions import InvalidSignature
 
-from ledger.canonical import event_hash
+from ledger.canonical import canonical_json, event_hash
 from ledger.chain import link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyRing
@@ -132,6 +132,14 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
     except (ValueError, KeyError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
         problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
         return "", ""
+    try:
+        canonical = canonical_json({**d, "hash": claimed, "sig": sig}) == state
+    except (ValueError, TypeError):
+        canonical = False
+    if not canonical:  # issue 13 point 6: any SQL reader must see exactly what was signed
+        problems.append(("row", "stored bytes are not the canonical encoding (RFC 8785) of the event they parse to:"
+                                " duplicate keys, whitespace, key order or escapes were changed, so a reader of the row"
+                                " may see other values than were signed"))
     if (d["stream"], d["seq"], d["kind"]) != (stream, seq, kind):
         problems.append(("row", f"row is stored as ({stream}, {seq}, {kind}) but the event says"
                                 f" ({d['stream']}, {d['seq']}, {d['kind']}): rows were swapped or moved"))

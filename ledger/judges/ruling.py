@@ -47,7 +47,7 @@ disconnection: ``ledger.judges.round``). Pure: ``ledger.judges.round`` calls
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -155,13 +155,23 @@ def cited_events(ev: Any, world: Any) -> list[Any]:
 
 class KeyCompromiseJudge(BaseJudge):
     """``ruling:<id>``: a key-compromise ruling confirms events the revoked key signed,
-    each of which must be an event of that key from the time it is untrusted."""
+    each of which must be an event of that key from the time it is untrusted. No key
+    absolves itself (issue 13 point 4): the ruling is signed by a floor or house key other
+    than the one it rules on, and valid when the ledger receives it (not revoked or
+    rotated out by then, whatever the ruling's own ``at`` says)."""
 
     stream_types = ("ruling",)
 
     def admit(self, state: None, ev: Any, world: Any) -> None:
         if ev.kind != "ruling.key_compromise.v1":
             return
+        if ev.key_id == ev.payload["key_id"]:
+            raise RuleViolation(f"key {ev.key_id} rules on its own compromise: a ruling about a key is signed by"
+                                " another floor or house key")
+        signer = world.ring.keys[ev.key_id]
+        invalid = signer.status_at(datetime.now(UTC))
+        if invalid:
+            raise RuleViolation(f"the ruling's own key is not valid when the ledger receives it: {invalid}")
         entry = world.ring.keys.get(ev.payload["key_id"])
         for ref in ev.payload["acts_on"]:
             cited = world.cited(ref)

@@ -271,3 +271,24 @@ def test_oversized_line(ledger, good) -> None:  # type: ignore[no-untyped-def]
     lines = b.lines()
     lines[0] = lines[0][:-1] + ', "pad": "' + "x" * 70_000 + '"}'
     _refused(ledger, lines, "size", "the limit is 65536")
+
+
+@pytest.mark.parametrize("stream, kind, payload", [
+    ("account", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "x"}),
+    ("seat", "seat.join.v1", {"table": "T1", "blind_level": "1/2"}),
+    ("keyring:second", "key.revoke.v1", {"key_id": "0" * 16, "revoked_from": "2026-01-01T00:00:00Z", "reason": "x"}),
+    ("ledger:other", "ledger.checkpoint.v1", {"origin": "o", "size": 0, "root": "A" * 43 + "=", "note": "n"}),
+])
+def test_attack_7_an_event_on_a_stream_without_its_id_or_a_second_key_ring_is_refused(
+        ledger, stream: str, kind: str, payload: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """Issue 13 attack 7: a bare ``account`` (or ``seat``) stream was accepted and then
+    broke every job that splits a stream name (balances, AML, projections, reconcile),
+    for good: the ledger is append-only. Every stream is ``type:id``; the key ring and the
+    checkpoints are one stream each. Refused at the schema, nothing stored."""
+    p = make_producers(ledger)
+    b = BatchBuilder(ledger.store.head)
+    b.add(p.cage, stream, kind, payload)
+    before = dump_rows(ledger.store)
+    report = ingest(ledger.store, b.lines())
+    assert report.status == "rejected" and dump_rows(ledger.store) == before
+    assert report.rejections[0].check == "schema" and stream in report.rejections[0].reason

@@ -187,3 +187,40 @@ def test_private_keys_never_appear_in_the_database_outputs_or_errors(ledger, tmp
     secrets = _secrets(ledger.keys.path)
     assert len(secrets) >= 5 * 5
     assert not [s for s in secrets if s in haystack]
+
+
+def test_attack_4_a_revoked_key_does_not_absolve_itself(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 attack 4: after a floor key was revoked, the thief signed with that same
+    key a key-compromise ruling dated before the revocation, "confirming" its own events.
+    A ruling about key K is signed by a floor or house key other than K, valid when the
+    ledger receives it. On SQLite and PostgreSQL; nothing stored from a refused batch."""
+    from tests.conftest import dump_rows
+
+    stolen = create_key(ledger.store, ledger.keys, "floor:night", "floor", valid_from="2026-11-01T00:00:00Z")
+    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T12:00:00Z")
+    b.add(stolen, "table:T9", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    res = CliRunner().invoke(main, ledger.cli_args() + ["keys", "revoke", stolen.key_id, "--from",
+                                                        "2026-11-20T11:00:00Z", "--reason", "badge stolen"])
+    assert res.exit_code == 0, res.output
+    ruling = {"key_id": stolen.key_id, "acts_on": ["table:T9#1"], "decision": "confirmed", "basis": "none",
+              "reason": "self-absolution"}
+    for signer, why in ((stolen, "rules on its own compromise"),):
+        b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T10:30:00Z")  # dated before the revocation
+        b.add(signer, "ruling:absolve", "ruling.key_compromise.v1", ruling)
+        before = dump_rows(ledger.store)
+        report = ingest(ledger.store, b.lines())
+        assert report.status == "rejected" and why in report.rejections[0].reason
+        assert dump_rows(ledger.store) == before
+    accomplice = create_key(ledger.store, ledger.keys, "floor:accomplice", "floor", valid_from="2026-11-01T00:00:00Z")
+    res = CliRunner().invoke(main, ledger.cli_args() + ["keys", "revoke", accomplice.key_id, "--from",
+                                                        "2026-11-21T00:00:00Z", "--reason", "also stolen"])
+    assert res.exit_code == 0, res.output
+    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T10:30:00Z")
+    b.add(accomplice, "ruling:absolve", "ruling.key_compromise.v1", ruling)  # a key itself revoked by now
+    report = ingest(ledger.store, b.lines())
+    assert report.status == "rejected" and "not valid when the ledger receives it" in report.rejections[0].reason
+    honest = create_key(ledger.store, ledger.keys, "floor:security", "floor")
+    b = BatchBuilder(ledger.store.head)
+    b.add(honest, "ruling:confirm", "ruling.key_compromise.v1", {**ruling, "basis": "video", "reason": "seen"})
+    assert ingest(ledger.store, b.lines()).status == "stored"  # another valid floor key may rule

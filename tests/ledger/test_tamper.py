@@ -138,3 +138,28 @@ def test_stored_bytes_that_are_not_an_event(sealed) -> None:  # type: ignore[no-
     assert code == 1
     assert _has(report, "row", "account:P1", 1, "differ from the envelope")
     assert _has(report, "row", "table:bac-1", 1, "not a pitboss event")
+
+
+@pytest.mark.parametrize("rewrite", ["duplicate_key", "pretty_printed", "key_order", "escaped"])
+def test_attack_6_stored_bytes_that_are_not_the_signed_canonical_bytes_are_named(sealed, rewrite: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 attack 6: a row rewritten so that it still parses to the signed event (the
+    JSON parser keeps the last of two duplicate keys; whitespace, key order and escapes do
+    not change the values) while an SQL reader (SQLite's json_extract takes the first
+    key) sees 99,999,999 where 10,000 was signed. Verify names the row."""
+    nid, state = _row(sealed, "account:P1", 1)
+    signed = json.loads(state)
+    if rewrite == "duplicate_key":
+        forged = state.replace(b'{"actor"', b'{"payload":{"amount":99999999,"currency":"EUR","method":"card",'
+                                            b'"reference":"d1"},"actor"', 1)
+    elif rewrite == "pretty_printed":
+        forged = json.dumps(signed, indent=2, sort_keys=True).encode()
+    elif rewrite == "key_order":
+        forged = json.dumps(dict(reversed(list(signed.items()))), separators=(",", ":")).encode()
+    else:
+        forged = state.replace(b'"EUR"', b'"\\u0045UR"', 1)
+    assert forged != state and json.loads(forged) == signed  # the same event to a JSON parser
+    execute_sql(sealed.store, f"UPDATE {sealed.store.events_table} SET state=? WHERE {_id_col(sealed)}=?", (forged, nid))
+    code, report = _verify(sealed)
+    assert code == 1
+    assert _has(report, "row", "account:P1", 1, "not the canonical encoding")
+    assert not _has(report, "hash", "account:P1", 1) and not _has(report, "signature", "account:P1", 1)
