@@ -13,6 +13,7 @@ The judge of ``seat:<player>`` keeps the player's seat events.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -44,35 +45,47 @@ register_kind("seat.join.v1", SeatJoin, "seat", ("game", "floor"))
 register_kind("seat.leave.v1", SeatLeave, "seat", ("game", "floor"))
 
 
-def refusals(seat_events: list[Any], blind_level: str, before: str) -> list[str]:
+@dataclass(frozen=True)
+class SeatState:
+    """What the judge keeps of a player's seat stream: the tables the player sits at, and
+    each refusal to play (000) as (time, blind level). Advanced event by event, so N seat
+    events cost O(N) (issue 13 point 8), not a re-read of the stream for each."""
+
+    seated: frozenset[str] = frozenset()
+    refused: tuple[tuple[str, str], ...] = ()
+
+
+def is_refusal(ev: Any) -> bool:
+    """000 leaving table policy: leaving a cash table after at least one hand and fewer
+    than ten, while others are seated, is a refusal to play."""
+    p = ev.payload
+    return bool(ev.kind == "seat.leave.v1" and 1 <= p["hands_played"] < 10 and p["others_seated"] > 0)
+
+
+def refusals(state: SeatState, blind_level: str, before: str) -> list[str]:
     """The times of the refusals to play (000) at ``blind_level`` in the 12 h before ``before``."""
     t = parse_utc(before)
-    return [ev.at for ev in seat_events
-            if ev.kind == "seat.leave.v1" and ev.payload["blind_level"] == blind_level
-            and 1 <= ev.payload["hands_played"] < 10 and ev.payload["others_seated"] > 0
-            and timedelta(0) <= t - parse_utc(ev.at) <= WINDOW]
+    return [at for at, level in state.refused
+            if level == blind_level and timedelta(0) <= t - parse_utc(at) <= WINDOW]
 
 
-def judge_seat(seat_events: list[Any], ev: Any, penalties: list[Any] | None = None) -> None:
-    """A join or leave against the player's earlier seat events (000 leaving table policy)
-    and penalties (001: a player fined for exposing hand information or interfering is
-    forced to leave the table, and does not sit there again that gaming day)."""
-    seated: set[str] = set()
-    for e in seat_events:
-        (seated.add if e.kind == "seat.join.v1" else seated.discard)(e.payload["table"])
+def judge_seat(state: SeatState, ev: Any, penalties: list[Any] | None = None) -> None:
+    """A join or leave against the player's seat state (000 leaving table policy) and
+    penalties (001: a player fined for exposing hand information or interfering is forced
+    to leave the table, and does not sit there again that gaming day)."""
     table = ev.payload["table"]
     if ev.kind == "seat.leave.v1":
-        if table not in seated:
+        if table not in state.seated:
             raise RuleViolation(f"the player is not seated at {table}")
         return
-    if table in seated:
+    if table in state.seated:
         raise RuleViolation(f"the player is already seated at {table}")
     for pen in penalties or []:
         if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
                 and gaming_day(pen.at) == gaming_day(ev.at) and pen.at <= ev.at):
-            raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty {event_ref(pen.stream, pen.seq)}"
-                                " (001 fouls): no seat there again this gaming day")
-    times = refusals(seat_events, ev.payload["blind_level"], ev.at)
+            raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty"
+                                f" {event_ref(pen.stream, pen.seq)} (001 fouls): no seat there again this gaming day")
+    times = refusals(state, ev.payload["blind_level"], ev.at)
     if len(times) >= 2:
         minutes = BLOCK_MINUTES.get(len(times), 60)
         until = parse_utc(max(times)) + timedelta(minutes=minutes)
@@ -82,15 +95,23 @@ def judge_seat(seat_events: list[Any], ev: Any, penalties: list[Any] | None = No
                                 " table policy)")
 
 
+def seat_step(state: SeatState, ev: Any) -> SeatState:
+    table = ev.payload["table"]
+    if ev.kind == "seat.join.v1":
+        return SeatState(state.seated | {table}, state.refused)
+    refused = state.refused + ((ev.at, ev.payload["blind_level"]),) if is_refusal(ev) else state.refused
+    return SeatState(state.seated - {table}, refused)
+
+
 class SeatJudge(BaseJudge):
     stream_types = ("seat",)
 
-    def step(self, state: tuple[SignedEvent, ...] | None, ev: SignedEvent, world: World) -> tuple[SignedEvent, ...]:
-        return (state or ()) + (ev,)
+    def step(self, state: SeatState | None, ev: SignedEvent, world: World) -> SeatState:
+        return seat_step(state or SeatState(), ev)
 
-    def admit(self, state: tuple[SignedEvent, ...] | None, ev: SignedEvent, world: World) -> None:
+    def admit(self, state: SeatState | None, ev: SignedEvent, world: World) -> None:
         player = ev.stream.split(":", 1)[1]
-        judge_seat(list(state or ()), ev, list(world.state(f"penalty:{player}") or ()))
+        judge_seat(state or SeatState(), ev, list(world.state(f"penalty:{player}") or ()))
 
 
 register_judge(SeatJudge())
