@@ -15,6 +15,7 @@ a re-telling. States are immutable values: ``apply`` returns a new one.
 The engine is the only place a game is known (``docs/architecture.md``). Besides the
 rules of a round it declares what the rest of the ledger needs of the game:
 
+- ``rules_model``: its house options (``round.open.rules``) and their validation;
 - ``banking`` and ``money(outcome)``: how a closed round's money nets (house-banked,
   player-banked, a pool with rake), as a ``RoundMoney``, for the balance views,
   reconciliation and the demo;
@@ -101,6 +102,11 @@ class Engine(Protocol):
 
     @property
     def kinds(self) -> frozenset[str]: ...
+
+    @property
+    def rules_model(self) -> type[BaseModel]:
+        """The house options (``round.open.rules``) and their validation: a strict pydantic
+        model; ``start`` refuses anything it does not accept (``parse_rules``)."""
 
     @property
     def banking(self) -> Literal["house", "player", "pool"]: ...

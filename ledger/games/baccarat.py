@@ -177,6 +177,7 @@ def settlement(state: BaccaratState, index: int) -> tuple[str, int, int]:
 class BaccaratEngine(EngineDefaults):
     game = "baccarat"
     kinds = frozenset({"baccarat.bet.v1", "baccarat.no_more_bets.v1", "baccarat.card.v1", "baccarat.settle.v1"})
+    rules_model = BaccaratRules
     banking: Final = "house"
     equipment: Final = "shoe"
     house_edges = {"baccarat": "exact enumeration of every card sequence of a full 8-deck shoe"}

@@ -375,6 +375,7 @@ class BlackjackEngine(EngineDefaults):
     game = "blackjack"
     kinds = frozenset({"blackjack.bet.v1", "blackjack.no_more_bets.v1", "blackjack.card.v1",
                        "blackjack.action.v1", "blackjack.settle.v1"})
+    rules_model = BlackjackRules
     banking: Final = "house"
     equipment: Final = "shoe"
     house_edges = {"blackjack": "infinite deck, exact recursion over totals with the best play per total (method per"

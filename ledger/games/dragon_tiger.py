@@ -134,6 +134,7 @@ class DragonTigerEngine(EngineDefaults):
     game = "dragon-tiger"
     kinds = frozenset({"dragon_tiger.bet.v1", "dragon_tiger.no_more_bets.v1", "dragon_tiger.card.v1",
                        "dragon_tiger.settle.v1"})
+    rules_model = DragonTigerRules
     banking: Final = "house"
     equipment: Final = "shoe"
     house_edges = {"dragon-tiger": "exact enumeration of the two cards' ranks from a full shoe (8 decks), each pair"

@@ -274,6 +274,7 @@ def settlements(state: HcfState) -> dict[int, list[tuple[str, str, int]]]:
 
 class HighCardFlushEngine(EngineDefaults):
     game = "high-card-flush"
+    rules_model = HcfRules
     banking: Final = "player"
     equipment: Final = "shoe"
     house_edges = {"high-card-flush": "exact count over all C(52,7) hands of the bonus wagers (Appendix A/B"

@@ -941,6 +941,7 @@ class PokerEngine(EngineDefaults):
     game = "poker"
     kinds = frozenset({"poker.post.v1", "poker.deal.v1", "poker.action.v1", "poker.draw.v1", "poker.burn.v1",
                        "poker.show.v1", "poker.award.v1", "poker.timeout.v1"})
+    rules_model = PokerRules
     banking: Final = "pool"
     equipment: Final = None
     house_edges: dict[str, str] = {}  # the players play each other: the house takes rake, it has no edge

@@ -196,6 +196,7 @@ def settlement(state: RouletteState, index: int) -> tuple[str, int]:
 class RouletteEngine(EngineDefaults):
     game = "roulette"
     kinds = frozenset({"roulette.bet.v1", "roulette.no_more_bets.v1", "roulette.result.v1", "roulette.settle.v1"})
+    rules_model = RouletteRules
     banking: Final = "house"
     equipment: Final = "wheel"
     house_edges = {"roulette-european": "exact enumeration of equally likely pockets",

@@ -153,6 +153,7 @@ def settlement(state: SicBoState, index: int) -> tuple[str, int]:
 class SicBoEngine(EngineDefaults):
     game = "sicbo"
     kinds = frozenset({"sicbo.bet.v1", "sicbo.no_more_bets.v1", "sicbo.result.v1", "sicbo.settle.v1"})
+    rules_model = SicBoRules
     banking: Final = "house"
     equipment: Final = "dice"
     house_edges = {"sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)"}

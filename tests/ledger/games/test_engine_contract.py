@@ -72,6 +72,9 @@ def test_an_illegal_event_is_refused_with_the_rule(game: str) -> None:
                    and not k.startswith(("round.", "rng.", "ruling")))
     with pytest.raises(RuleViolation):  # another game's event
         engine.apply(engine.start(rules), foreign, {})
+    assert engine.rules_model.model_validate(rules)  # the house options the round was played with
+    with pytest.raises(RuleViolation, match="no_such_option"):  # options are strict: an unknown one is refused
+        engine.start({**rules, "no_such_option": 1})
     unfinished = play_events(engine, rules, events[:1])
     assert engine.close_problem(unfinished)  # a round that has barely begun cannot close complete
     with pytest.raises(RuleViolation):
