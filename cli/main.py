@@ -113,9 +113,14 @@ def init(c: Context, origin: str | None, append_only: bool, service_role: str | 
     only these protections are applied."""
     from ledger.house import init_ledger
     from ledger.kinds import KEYRING_STREAM
+    from ledger.log.note import NoteError, check_key_name
     from ledger.store import setup_append_only
 
-    origin = origin or f"pitboss.local/{os.urandom(4).hex()}"
+    origin = f"pitboss.local/{os.urandom(4).hex()}" if origin is None else origin
+    try:  # before anything is created: a refused origin leaves no empty database behind
+        check_key_name(origin)
+    except NoteError as exc:
+        _fail(as_json, f"--origin: {exc}", EXIT_USAGE)
     out: dict[str, Any] = {"ok": True, "db": c.db.redacted()}
     text = []
     if (append_only or service_role) and c.db.backend != "postgres":

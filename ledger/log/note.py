@@ -35,14 +35,16 @@ def key_hash(name: str, public_key: bytes) -> bytes:
     return hashlib.sha256(name.encode() + b"\n" + ED25519_TYPE + public_key).digest()[:4]
 
 
-def _check_name(name: str) -> None:
-    if not name or any(c.isspace() for c in name) or "+" in name:
-        raise NoteError(f"key name {name!r} must be non-empty, without spaces or '+'")
+def check_key_name(name: str) -> None:
+    """A signed note's key name (the log's origin): non-empty, no whitespace, no '+'
+    (C2SP signed-note), and printable, so that it can be shown to a person as it is."""
+    if not name or any(c.isspace() for c in name) or "+" in name or not name.isprintable():
+        raise NoteError(f"key name {name!r} must be non-empty and printable, without spaces or '+'")
 
 
 def verifier_key(name: str, public_key: bytes) -> str:
     """The text form of a verifier key: ``name+hexhash+base64(0x01||key)``."""
-    _check_name(name)
+    check_key_name(name)
     b64 = base64.b64encode(ED25519_TYPE + public_key).decode()
     return f"{name}+{key_hash(name, public_key).hex()}+{b64}"
 
@@ -59,7 +61,7 @@ class VerifierKey:
         if len(parts) != 3:
             raise NoteError("verifier key must be name+keyhash+base64key")
         name, hexhash, b64 = parts
-        _check_name(name)
+        check_key_name(name)
         try:
             raw = base64.b64decode(b64, validate=True)
             khash = bytes.fromhex(hexhash)
@@ -75,7 +77,7 @@ class VerifierKey:
 def sign_note(text: str, name: str, private_key: Ed25519PrivateKey) -> str:
     if not text.endswith("\n"):
         raise NoteError("note text must end with a newline")
-    _check_name(name)
+    check_key_name(name)
     from cryptography.hazmat.primitives import serialization
 
     pub = private_key.public_key().public_bytes(

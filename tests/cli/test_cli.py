@@ -108,3 +108,26 @@ def test_locked_sqlite_file_is_a_clear_error(tmp_path: Path) -> None:
     assert res.returncode == 4, (res.returncode, res.stderr)
     assert "database" in res.stderr and "locked" in res.stderr and "Traceback" not in res.stderr
     assert _run(["ingest", "b.jsonl"], tmp_path).returncode == 0  # the next attempt succeeds
+
+
+@pytest.mark.parametrize("origin", ["example.com/a+b", "example.com/a b", "example.com/\x1b[2Jx", ""])
+def test_init_with_an_origin_no_checkpoint_can_carry_is_a_usage_error_and_creates_nothing(
+        db_url: str, tmp_path: Path, origin: str) -> None:
+    """Issue 14 point 6: a '+' or a space in the origin printed a NoteError traceback and left
+    an empty database. One line, the usage code, and nothing created (SQLite file or
+    PostgreSQL schema)."""
+    args = ["--db", db_url, "--keys", str(tmp_path / "k"), "--public", str(tmp_path / "p")]
+    res = CliRunner().invoke(main, args + ["init", "--origin", origin])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "--origin" in res.stderr
+    assert "Traceback" not in res.output and not (tmp_path / "k").exists() and not (tmp_path / "p").exists()
+    if db_url.startswith("sqlite"):
+        assert not (tmp_path / "ledger.db").exists()
+    else:
+        import psycopg
+
+        from ledger.store import DatabaseURL
+
+        db = DatabaseURL.parse(db_url)
+        with psycopg.connect(**db.connect_kwargs()) as conn:
+            row = conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (db.schema,))
+            assert row.fetchone() is None
