@@ -43,7 +43,7 @@ def measure(url: str, tmp: Path, batches: int, size: int) -> dict[str, Any]:
     with Store.open(url, create=True) as store:
         init_ledger(store, keys, PublicDir(tmp / "public"), "bench.pitboss/load")
         floor = create_key(store, keys, "floor:bench", "floor")
-        b = BatchBuilder(store.head)
+        b = BatchBuilder.for_store(store)
         for t in ("SOLO", "T0", "T1", "T2", "T3"):
             b.add(floor, f"table:{t}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
         assert ingest_lines(store, b.lines()).status == "stored"

@@ -68,12 +68,12 @@ def _build_batches(store: Store, keys: KeyDirectory, n_events: int, workload: st
     dealer = create_key(store, keys, "dealer:bench", "dealer")
     cage = create_key(store, keys, "cage:bench", "cage")
     batches: list[list[str]] = []
-    b = BatchBuilder(store.head)
+    b = BatchBuilder.for_store(store)
     game = "baccarat" if workload == "baccarat" else "fan-tan"
     for t in range(4):
         b.add(floor, f"table:T{t}", "table.open.v1", {"game": game, "seats": 7, "currency": "EUR"})
     batches.append(b.lines())
-    b = BatchBuilder(store.head)  # one builder: accounts recur across batches
+    b = BatchBuilder.for_store(store)  # one builder: accounts recur across batches
     shoe: list[str] = []
     rng = random.Random(7)
     rules = {"decks": 8, "commission_bp": 500}

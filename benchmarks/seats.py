@@ -33,7 +33,7 @@ def run(n: int) -> dict[str, float]:
         keys = KeyDirectory(Path(tmp) / "keys")
         init_ledger(store, keys, PublicDir(Path(tmp) / "public"), "bench.example/seats")
         game = create_key(store, keys, "game:bench", "game")
-        b = BatchBuilder(store.head)
+        b = BatchBuilder.for_store(store)
         for k in range(n):
             payload = {"table": "T1", "blind_level": "1/2"}
             if k % 2:

@@ -3,10 +3,12 @@
 The event hash is what every signature, chain link and Merkle leaf stands on, so a
 regulator must be able to recompute it in any language:
 
-    hash = SHA-256( b"pitboss.event.v1\\x00" || JCS(body) )
+    hash = SHA-256( b"pitboss.event.v2\\x00" || JCS(body) )
 
 where ``body`` is the envelope without ``hash`` and ``sig`` and JCS is the JSON
-Canonicalization Scheme of RFC 8785.
+Canonicalization Scheme of RFC 8785. Version 2 of the event binds every event to one
+ledger: the body carries ``ledger``, the ledger's origin (the name of its checkpoint key),
+so an event signed for one ledger is refused by every other (issue 13 point 5).
 
 The ledger's schema keeps every value inside the subset of JSON where RFC 8785 and
 ``orjson.dumps(value, option=OPT_SORT_KEYS)`` produce the same bytes: no floats
@@ -25,7 +27,7 @@ from typing import Any
 
 import orjson
 
-EVENT_HASH_DOMAIN = b"pitboss.event.v1\x00"
+EVENT_HASH_DOMAIN = b"pitboss.event.v2\x00"
 MAX_SAFE_INT = 2**53 - 1
 GENESIS_PREV = "0" * 64
 """``prev`` of the first event (seq 1) of every stream."""

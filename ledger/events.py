@@ -24,7 +24,7 @@ from ledger.keys import Signer
 from ledger.kinds import KINDS, SINGLE_STREAMS, stream_type_of
 from ledger.timeutil import parse_utc
 
-ENVELOPE_FIELDS = ("stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
+ENVELOPE_FIELDS = ("ledger", "stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
 BODY_FIELDS = ENVELOPE_FIELDS[:-2]
 
 MAX_LINE_BYTES = 64 * 1024
@@ -46,6 +46,8 @@ _Hex64 = Field(pattern=r"^[0-9a-f]{64}$")
 class _Envelope(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
+    ledger: str = Field(pattern=r"^[^\s+]{1,200}$")
+    """The origin of the ledger the event is signed for (its checkpoint key name)."""
     stream: str = Field(pattern=r"^(keyring|[a-z]+:[A-Za-z0-9._~@/+-]{1,160})$")
     """``type:id`` (``account:P1``, ``round:B1-7``); the key ring is the one stream without
     an id. Every reader can split a stream name (issue 13 point 7)."""
@@ -78,6 +80,7 @@ def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
 
 @dataclass(frozen=True, slots=True)
 class SignedEvent:
+    ledger: str
     stream: str
     seq: int
     at: str
@@ -101,7 +104,7 @@ class SignedEvent:
 
     def body(self) -> dict[str, Any]:
         return {
-            "stream": self.stream, "seq": self.seq, "at": self.at, "kind": self.kind,
+            "ledger": self.ledger, "stream": self.stream, "seq": self.seq, "at": self.at, "kind": self.kind,
             "actor": self.actor, "key_id": self.key_id, "prev": self.prev,
             "payload": self.payload,
         }
@@ -143,6 +146,7 @@ class SignedEvent:
 def sign_event(
     signer: Signer,
     *,
+    ledger: str,
     stream: str,
     seq: int,
     kind: str,
@@ -152,11 +156,11 @@ def sign_event(
 ) -> SignedEvent:
     """Producer side: build the body, hash it and sign it (validation happens at ingest)."""
     body = {
-        "stream": stream, "seq": seq, "at": at, "kind": kind, "actor": signer.actor,
+        "ledger": ledger, "stream": stream, "seq": seq, "at": at, "kind": kind, "actor": signer.actor,
         "key_id": signer.key_id, "prev": prev, "payload": payload,
     }
     digest = event_hash(body)
-    return SignedEvent(stream=stream, seq=seq, at=at, kind=kind, actor=signer.actor, key_id=signer.key_id, prev=prev,
+    return SignedEvent(ledger=ledger, stream=stream, seq=seq, at=at, kind=kind, actor=signer.actor, key_id=signer.key_id, prev=prev,
                        payload=payload, hash=digest.hex(), sig=signer.sign(digest).hex())
 
 

@@ -60,7 +60,7 @@ def init_ledger(store: Store, keys: KeyDirectory, public: PublicDir, origin: str
     log = Signer.generate(origin)
     verifier_key(origin, log.public_key)  # refuses an origin that cannot name a note key
     now = utc_now()
-    batch = BatchBuilder(store.head)
+    batch = BatchBuilder(store.head, ledger=origin)
     for signer, role in ((house, "house"), (log, "ledger")):
         batch.add(house, KEYRING_STREAM, "key.register.v1", {
             "key_id": signer.key_id, "actor": signer.actor, "role": role,
@@ -100,7 +100,7 @@ def create_key(
     ring, house = _house(store, keys)
     signer = Signer.generate(actor)
     now = utc_now()
-    batch = BatchBuilder(store.head)
+    batch = BatchBuilder.for_store(store)
     batch.add(house, KEYRING_STREAM, "key.register.v1", {
         "key_id": signer.key_id, "actor": actor, "role": role,
         "public_key": signer.public_key.hex(),
@@ -120,7 +120,7 @@ def rotate_key(store: Store, keys: KeyDirectory, key_id: str, effective: str | N
         raise HouseError(f"key {key_id} is not in the key ring")
     signer = Signer.generate(old.actor)
     now = utc_now()
-    batch = BatchBuilder(store.head)
+    batch = BatchBuilder.for_store(store)
     batch.add(house, KEYRING_STREAM, "key.rotate.v1", {
         "key_id": key_id, "new_key_id": signer.key_id,
         "new_public_key": signer.public_key.hex(), "effective": effective or now,
@@ -138,7 +138,7 @@ def revoke_key(store: Store, keys: KeyDirectory, key_id: str, revoked_from: str,
     ring, house = _house(store, keys)
     if key_id not in ring.keys:
         raise HouseError(f"key {key_id} is not in the key ring")
-    batch = BatchBuilder(store.head)
+    batch = BatchBuilder.for_store(store)
     batch.add(house, KEYRING_STREAM, "key.revoke.v1", {
         "key_id": key_id, "revoked_from": revoked_from, "reason": reason,
     })

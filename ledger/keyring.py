@@ -73,6 +73,9 @@ class KeyRing:
     def __init__(self) -> None:
         self.keys: dict[str, KeyEntry] = {}
         self.events = 0
+        self.origin: str | None = None
+        """The ledger's identity: the ``ledger`` of the key ring's first event. Every later
+        event must be signed for it (issue 13 point 5: no cross-ledger replay)."""
 
     @property
     def anchor(self) -> KeyEntry | None:
@@ -86,7 +89,14 @@ class KeyRing:
         """The key entry that may sign ``ev``; EventError("key"|"role") otherwise."""
         if ev.stream == KEYRING_STREAM and self.events == 0:
             return self._bootstrap_entry(ev)
+        self.check_ledger(ev.ledger)
         return self.authorize_fields(ev.key_id, ev.actor, ev.kind, ev.at)
+
+    def check_ledger(self, ledger: str) -> None:
+        """EventError("ledger") unless an event names this ledger."""
+        if self.origin is not None and ledger != self.origin:
+            raise EventError("ledger", f"signed for the ledger {ledger!r}, not this one ({self.origin!r}): an event"
+                                       " is bound to the one ledger its signer named")
 
     def authorize_fields(self, key_id: str, actor: str, kind: str, at: str) -> KeyEntry:
         entry = self.keys.get(key_id)
@@ -142,6 +152,7 @@ class KeyRing:
     def apply(self, ev: SignedEvent) -> None:
         """Apply an authorised key-ring event; EventError("rule") if it makes no sense."""
         p = ev.payload
+        origin = ev.ledger if self.events == 0 else self.origin
         if ev.kind == "key.register.v1":
             if p["key_id"] in self.keys:
                 raise EventError("rule", f"key {p['key_id']} is already registered")
@@ -174,6 +185,7 @@ class KeyRing:
             entry.revoke_reason = p["reason"]
         else:  # pragma: no cover - kinds.py binds only key.* kinds to the keyring stream
             raise EventError("rule", f"{ev.kind} is not a key-ring event")
+        self.origin = origin
         self.events += 1
 
     def _existing(self, key_id: str) -> KeyEntry:

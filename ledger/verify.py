@@ -156,6 +156,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
             digest = b""
             raise EventError("hash", "content does not match its hash: altered after signing")
         if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
+            ring.check_ledger(d["ledger"])
             ring.authorize_fields(key_id, d["actor"], kind, d["at"])
     except EventError as exc:
         problems.append((exc.check, exc.reason if exc.check != "key" else f"untrusted: {exc.reason}"))

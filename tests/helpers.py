@@ -34,7 +34,7 @@ def night_batch(store: Store, p: Producers, rounds: int = 3, table: str = "bac-1
     """A table, a deposit and rounds that only open and close: the game is fan-tan, which
     has no engine, so these rounds exercise the ledger itself (chains, keys, lifecycle),
     not game rules."""
-    b = BatchBuilder(store.head)
+    b = BatchBuilder.for_store(store)
     head = store.head(f"table:{table}")
     if head is None or head.kind != "table.open.v1":
         b.add(p.floor, f"table:{table}", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
@@ -67,7 +67,7 @@ def open_table(ledger, table: str, game: str, seats: int = 8) -> Signer:  # type
     """Register a floor and a dealer key, open ``table`` for ``game``; return the dealer."""
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
     dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, f"table:{table}", "table.open.v1", {"game": game, "seats": seats, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     return dealer

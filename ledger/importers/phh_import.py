@@ -82,7 +82,7 @@ def _ensure_table(store: Store, signer: Any) -> None:
     head = store.head(f"table:{TABLE}")
     if head is not None and head.kind == "table.open.v1":
         return
-    b = BatchBuilder(store.head)
+    b = BatchBuilder.for_store(store)
     b.add(signer, f"table:{TABLE}", "table.open.v1", {"game": "poker", "seats": 10, "currency": "CHIP"})
     report = ingest_lines(store, b.lines())
     if not report.ok:
@@ -91,7 +91,7 @@ def _ensure_table(store: Store, signer: Any) -> None:
 
 def _ingest_hands(store: Store, signer: Any, chunk: list[Any]) -> str | None:
     """Ingest whole hands as one atomic batch; None if stored, else why not."""
-    b = BatchBuilder(store.head)
+    b = BatchBuilder.for_store(store)
     for _, rid, rules, events in chunk:
         stream = f"round:{rid}"
         b.add(signer, stream, "round.open.v1", {"table": TABLE, "game": "poker", "rules": rules})

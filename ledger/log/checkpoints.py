@@ -73,7 +73,7 @@ def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir) -> St
     leaves = LeafIndex.read(store)
     cp = Checkpoint(log.actor, len(leaves.hashes), leaves.tree().root())
     note = sign_note(cp.body(), log.actor, log.private_key)
-    batch = BatchBuilder(store.head)
+    batch = BatchBuilder.for_store(store)
     ev = batch.add(log, CHECKPOINT_STREAM, "ledger.checkpoint.v1", {
         "origin": cp.origin, "size": cp.size,
         "root": base64.b64encode(cp.root).decode(), "note": note,

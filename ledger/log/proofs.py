@@ -36,7 +36,7 @@ from ledger.log.note import Checkpoint, NoteError, VerifierKey, open_checkpoint
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
 CONSISTENCY_HEADER = "pitboss.dev/tlog-consistency@v1"
-_BODY_FIELDS = ("stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload")
+_BODY_FIELDS = ("ledger", "stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload")
 
 
 def _b64(data: bytes) -> str:

@@ -158,7 +158,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     tag = f"d{seed}-{base}"
     who = {role: producer_signer(store, keys, f"{role}:demo", role)
            for role in ("floor", "dealer", "cage", "rng", "game", "importer")}
-    b = BatchBuilder(store.head)
+    b = BatchBuilder.for_store(store)
     flow = _Flow(store, b, say)
     # every registered game's demo tables (``Engine.demo_tables``), dealt in turn
     tables: dict[str, tuple[Engine, DemoTable]] = {t.code: (engine, t) for engine in ENGINES.values()

@@ -31,7 +31,7 @@ def produce(url: str, keys_dir: str, key_id: str, actor: str, stream: str, batch
         for n in range(batches):
             together = barrier  # the first attempt of each batch is sent with the other writer
             while True:
-                b = BatchBuilder(store.head)
+                b = BatchBuilder.for_store(store)
                 for k in range(size):
                     b.add(signer, stream, "chips.buy_in.v1", {"player": f"{actor.split(':')[-1]}-{n}-{k}",
                                                               "amount": 100})

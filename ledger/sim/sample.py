@@ -37,7 +37,7 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
     floor = producer_signer(store, keys, "floor:sample", "floor")
     dealer = producer_signer(store, keys, "dealer:sample", "dealer")
     cage = producer_signer(store, keys, "cage:main", "cage")
-    batch = BatchBuilder(store.head)
+    batch = BatchBuilder.for_store(store)
     table = "sample-bac-1"
     head = store.head(f"table:{table}")
     if head is None or head.kind != "table.open.v1" or head.payload.get("dealing") != "live":

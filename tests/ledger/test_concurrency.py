@@ -14,7 +14,7 @@ from tests.helpers import ingest, make_producers
 
 
 def _deposit_batch(ledger, p, ref: str) -> list[str]:  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 100, "currency": "EUR", "method": "cash", "reference": ref})
     return b.lines()
 

@@ -101,7 +101,7 @@ def _fuzz_ingest(ledger, name: str) -> None:  # type: ignore[no-untyped-def]
     """Genuine events are stored first; the hostile lines are built around them (the
     ``genuine`` list is what is already stored: a replay of it is refused, not stored)."""
     p = make_producers(ledger)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.floor, "table:F", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
     for k in range(3):
         b.add(p.cage, "account:P1", "cash.deposit.v1",

@@ -30,7 +30,7 @@ def _days_from_now(days: float) -> str:
 
 
 def _resign(signer: Signer, d: dict[str, Any]) -> str:
-    ev = sign_event(signer, stream=d["stream"], seq=d["seq"], kind=d["kind"],
+    ev = sign_event(signer, ledger=d["ledger"], stream=d["stream"], seq=d["seq"], kind=d["kind"],
                     payload=d["payload"], prev=d["prev"], at=d["at"])
     return ev.to_json_line()
 
@@ -168,7 +168,7 @@ def test_revoked_key(ledger, good) -> None:  # type: ignore[no-untyped-def]
     p, _ = good
     revoked_from = _days_from_now(1)
     revoke_key(ledger.store, ledger.keys, p.cage.key_id, revoked_from, "card skimmer found")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.cage, "account:P9", "cash.deposit.v1",
           {"amount": 500, "currency": "EUR", "method": "cash", "reference": "x"}, at=_days_from_now(2))
     _refused(ledger, b.lines(), "key", f"is revoked from {revoked_from} (card skimmer found)")
@@ -177,7 +177,7 @@ def test_revoked_key(ledger, good) -> None:  # type: ignore[no-untyped-def]
 def test_events_signed_before_revocation_stay_valid(ledger, good) -> None:  # type: ignore[no-untyped-def]
     p, _ = good
     revoke_key(ledger.store, ledger.keys, p.cage.key_id, _days_from_now(2), "retired")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.cage, "account:P9", "cash.deposit.v1",
           {"amount": 500, "currency": "EUR", "method": "cash", "reference": "x"}, at=_days_from_now(1))
     assert ingest(ledger.store, b.lines()).status == "stored"
@@ -187,14 +187,14 @@ def test_not_yet_valid_key(ledger) -> None:  # type: ignore[no-untyped-def]
     from ledger.house import create_key
 
     later = create_key(ledger.store, ledger.keys, "cage:night", "cage", valid_from="2099-01-01T00:00:00Z")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(later, "account:P1", "cash.deposit.v1", {"amount": 1, "currency": "EUR", "method": "cash", "reference": "x"})
     _refused(ledger, b.lines(), "key", "is not yet valid")
 
 
 def test_wrong_role(ledger, good) -> None:  # type: ignore[no-untyped-def]
     p, _ = good
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.dealer, "account:P1", "cash.deposit.v1", {"amount": 1, "currency": "EUR", "method": "cash", "reference": "x"})
     _refused(ledger, b.lines(), "role", "role 'dealer' may not sign kind cash.deposit.v1")
 
@@ -253,7 +253,7 @@ def test_one_bad_event_refuses_the_whole_batch_and_names_it(ledger, good) -> Non
 
 def test_round_for_a_table_that_is_not_open(ledger, good) -> None:  # type: ignore[no-untyped-def]
     p, _ = good
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.dealer, "round:x-1", "round.open.v1", {"table": "nowhere", "game": "baccarat", "rules": {}})
     _refused(ledger, b.lines(), "rule", "table nowhere is not open")
 
@@ -261,7 +261,7 @@ def test_round_for_a_table_that_is_not_open(ledger, good) -> None:  # type: igno
 def test_float_inside_free_form_rules(ledger, good) -> None:  # type: ignore[no-untyped-def]
     p, b = good
     ingest(ledger.store, b.lines()[:1])
-    nb = BatchBuilder(ledger.store.head)
+    nb = BatchBuilder.for_store(ledger.store)
     nb.add(p.dealer, "round:x-2", "round.open.v1", {"table": "bac-1", "game": "baccarat", "rules": {"commission": 0.05}})
     _refused(ledger, nb.lines(), "schema", "commission: floats are not allowed")
 
@@ -286,7 +286,7 @@ def test_attack_7_an_event_on_a_stream_without_its_id_or_a_second_key_ring_is_re
     for good: the ledger is append-only. Every stream is ``type:id``; the key ring and the
     checkpoints are one stream each. Refused at the schema, nothing stored."""
     p = make_producers(ledger)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.cage, stream, kind, payload)
     before = dump_rows(ledger.store)
     report = ingest(ledger.store, b.lines())

@@ -91,7 +91,7 @@ def test_a_batch_committed_before_its_acknowledgement_was_lost_is_a_duplicate(le
     assert dump_rows(ledger.store) == before  # nothing stored twice
 
     def deposit(amount: int) -> list:  # type: ignore[type-arg]
-        b = BatchBuilder(ledger.store.head)
+        b = BatchBuilder.for_store(ledger.store)
         b.add(p.cage, "account:P9", "cash.deposit.v1", {"amount": amount, "currency": "EUR", "method": "card",
                                                          "reference": f"d{amount}"})
         return [event_from_line(line) for line in b.lines()]

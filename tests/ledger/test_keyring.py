@@ -33,7 +33,7 @@ def ring_with(*events) -> KeyRing:  # type: ignore[no-untyped-def]
 
 def test_the_house_key_registers_itself_first_and_then_the_keys_it_vouches_for() -> None:
     house, cage = Signer.generate("house:op"), Signer.generate("cage:main")
-    b = BatchBuilder()
+    b = BatchBuilder(ledger="test.pitboss/keyring")
     ring = ring_with(register(b, house, house, "house"), register(b, house, cage, "cage"))
     assert ring.anchor is not None and ring.anchor.key_id == house.key_id
     entry = ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T1)
@@ -48,7 +48,7 @@ def test_the_house_key_registers_itself_first_and_then_the_keys_it_vouches_for()
 
 def test_a_role_registers_only_kinds_it_may_sign_and_a_key_only_once() -> None:
     house, dealer = Signer.generate("house:op"), Signer.generate("dealer:bo")
-    b = BatchBuilder()
+    b = BatchBuilder(ledger="test.pitboss/keyring")
     ring = ring_with(register(b, house, house, "house"))
     with pytest.raises(EventError, match="may not sign kinds"):
         ring.apply(register(b, house, dealer, "dealer", kinds=["cash.deposit.v1"]))
@@ -59,7 +59,7 @@ def test_a_role_registers_only_kinds_it_may_sign_and_a_key_only_once() -> None:
 
 def test_rotation_hands_over_at_its_time_and_the_new_key_inherits_actor_role_and_kinds() -> None:
     house, old, new = Signer.generate("house:op"), Signer.generate("floor:ana"), Signer.generate("floor:ana")
-    b = BatchBuilder()
+    b = BatchBuilder(ledger="test.pitboss/keyring")
     ring = ring_with(register(b, house, house, "house"), register(b, house, old, "floor"))
     ring.apply(b.add(house, "keyring", "key.rotate.v1", {"key_id": old.key_id, "new_key_id": new.key_id,
                                                           "new_public_key": new.public_key.hex(), "effective": T2}))
@@ -72,7 +72,7 @@ def test_rotation_hands_over_at_its_time_and_the_new_key_inherits_actor_role_and
 
 def test_revocation_makes_a_key_untrusted_from_its_time_and_earlier_events_stay_valid() -> None:
     house, cage = Signer.generate("house:op"), Signer.generate("cage:main")
-    b = BatchBuilder()
+    b = BatchBuilder(ledger="test.pitboss/keyring")
     ring = ring_with(register(b, house, house, "house"), register(b, house, cage, "cage"))
     ring.apply(b.add(house, "keyring", "key.revoke.v1", {"key_id": cage.key_id, "revoked_from": T2,
                                                           "reason": "leaked"}))

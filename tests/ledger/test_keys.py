@@ -54,11 +54,11 @@ def test_rotation_hands_over_at_effective_time(ledger) -> None:  # type: ignore[
     ring = load_keyring(ledger.store)
     assert ring.keys[p.cage.key_id].valid_until is not None
     assert ring.keys[new.key_id].actor == "cage:main" and ring.keys[new.key_id].role == "cage"
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "r"})
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and "rotated out" in report.rejections[0].reason
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(new, "account:P1", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "r"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
@@ -69,7 +69,7 @@ def test_only_a_house_key_changes_the_key_ring(ledger) -> None:  # type: ignore[
 
     p = make_producers(ledger)
     rogue = Signer.generate("rogue")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.floor, "keyring", "key.register.v1", {
         "key_id": rogue.key_id, "actor": "rogue", "role": "cage", "public_key": rogue.public_key.hex(),
         "kinds": ["cash.deposit.v1"], "valid_from": "2026-01-01T00:00:00Z"})
@@ -85,10 +85,10 @@ def test_a_key_cannot_be_granted_kinds_outside_its_role(ledger) -> None:  # type
 
 def test_key_restricted_to_some_kinds_of_its_role(ledger) -> None:  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:z", "floor", kinds=["table.open.v1"])
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:t9", "table.open.v1", {"game": "roulette", "seats": 8, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:t9", "table.close.v1", {"reason": "end of shift"})
     report = ingest(ledger.store, b.lines())
     assert report.rejections[0].reason == f"key {floor.key_id} is not allowed to sign kind table.close.v1"
@@ -97,10 +97,10 @@ def test_key_restricted_to_some_kinds_of_its_role(ledger) -> None:  # type: igno
 def test_revoking_afterwards_makes_verify_flag_later_events_only(ledger) -> None:  # type: ignore[no-untyped-def]
     """Key compromise found later: events at or after --from become untrusted at verify."""
     p = make_producers(ledger)
-    early = BatchBuilder(ledger.store.head)
+    early = BatchBuilder.for_store(ledger.store)
     early.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "a"})
     assert ingest(ledger.store, early.lines()).status == "stored"
-    late = BatchBuilder(ledger.store.head)
+    late = BatchBuilder.for_store(ledger.store)
     ev = late.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 6, "currency": "EUR", "method": "cash", "reference": "b"})
     assert ingest(ledger.store, late.lines()).status == "stored"
     res = CliRunner().invoke(main, ledger.cli_args() + ["keys", "revoke", p.cage.key_id, "--from", ev.at, "--reason", "leaked"])

@@ -27,7 +27,7 @@ def _run(args: tuple, results) -> None:  # type: ignore[no-untyped-def,type-arg]
 
 def test_producers_on_different_and_the_same_tables_lose_nothing_and_never_fork(ledger) -> None:  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:load", "floor")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     for t in ("T0", "T1", "T2", "T3", "SHARED"):
         b.add(floor, f"table:{t}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"

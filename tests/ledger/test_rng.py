@@ -66,7 +66,7 @@ def rng_table(ledger):  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
     game = create_key(ledger.store, ledger.keys, "game:server", "game")
     service = create_key(ledger.store, ledger.keys, "rng:main", "rng")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:OB", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR", "dealing": "rng"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     return game, service
@@ -74,7 +74,7 @@ def rng_table(ledger):  # type: ignore[no-untyped-def]
 
 def _round(ledger, game, service, *, seed=SEED, reveal=None, cards=None, commit=True, close=True,  # type: ignore[no-untyped-def]
            source="rng", rid="round:OB-1"):
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(game, rid, "round.open.v1", {"table": "OB", "game": "baccarat", "rules": {}, "source": source})
     if commit:
         b.add(service, rid, "rng.commit.v1", {"algorithm": rng.ALGORITHM, "commitment": rng.commitment(seed)})
@@ -120,7 +120,7 @@ def test_game_before_commitment_and_close_before_reveal_are_refused(ledger, rng_
 
 def test_reveal_before_the_draws_are_complete_is_refused(ledger, rng_table) -> None:  # type: ignore[no-untyped-def]
     game, service = rng_table
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(game, "round:OB-2", "round.open.v1", {"table": "OB", "game": "baccarat", "rules": {}, "source": "rng"})
     b.add(service, "round:OB-2", "rng.commit.v1", {"algorithm": rng.ALGORITHM, "commitment": rng.commitment(SEED)})
     b.add(service, "round:OB-2", "rng.reveal.v1", {"seed": SEED.hex()})
@@ -129,7 +129,7 @@ def test_reveal_before_the_draws_are_complete_is_refused(ledger, rng_table) -> N
 
 def test_rng_table_rounds_must_say_so_and_only_rng_keys_commit(ledger, rng_table) -> None:  # type: ignore[no-untyped-def]
     game, _ = rng_table
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(game, "round:OB-3", "round.open.v1", {"table": "OB", "game": "baccarat", "rules": {}})
     _refused(ledger, b, "deals by RNG")
     _refused(ledger, _round(ledger, game, game, rid="round:OB-4"), "may not sign kind rng.commit.v1")

@@ -84,7 +84,7 @@ def test_every_role_against_every_kind_only_allowed_pairs_pass_the_key_check(led
     outcomes: dict[tuple[str, str], str] = {}
     for n, kind in enumerate(sorted(KINDS)):
         for role, signer in signers.items():
-            b = BatchBuilder(ledger.store.head)
+            b = BatchBuilder.for_store(ledger.store)
             b.add(signer, _stream(kind, n * 100 + ROLES.index(role)), kind, examples[kind])
             before = ledger.store.count()
             report = ingest(ledger.store, b.lines())
@@ -106,10 +106,10 @@ def test_key_compromise_drill_untrusted_until_a_ruling_confirms(ledger) -> None:
     from types import SimpleNamespace
 
     p = SimpleNamespace(cage=create_key(ledger.store, ledger.keys, "cage:drill", "cage", valid_from="2026-11-01T00:00:00Z"))
-    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T10:00:00Z")
+    b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T10:00:00Z")
     b.add(p.cage, "account:P1", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "a"})
     assert ingest(ledger.store, b.lines()).status == "stored"
-    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T12:00:00Z")
+    b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T12:00:00Z")
     for k in range(3):
         b.add(p.cage, "account:P1", "cash.deposit.v1",
               {"amount": 6 + k, "currency": "EUR", "method": "cash", "reference": f"b{k}"})
@@ -126,18 +126,18 @@ def test_key_compromise_drill_untrusted_until_a_ruling_confirms(ledger) -> None:
     floor = create_key(ledger.store, ledger.keys, "floor:security", "floor")
     ruling = {"key_id": p.cage.key_id, "decision": "confirmed", "basis": "cage video 10:55-12:05, till count",
               "reason": "the deposits were made in person; the key was stolen later"}
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "ruling:compromise-1", "ruling.key_compromise.v1", {**ruling, "acts_on": ["account:P1#1"]})
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and "not untrusted" in report.rejections[0].reason  # before the revocation
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "ruling:compromise-1", "ruling.key_compromise.v1", {**ruling, "acts_on": ["account:P1#2",
                                                                                           "account:P1#3"]})
     assert ingest(ledger.store, b.lines()).status == "stored"
     res = CliRunner().invoke(main, cli + ["reconcile", "--day", "2026-11-20", "--json"])
     report_json = json.loads(res.stdout)
     assert res.exit_code == 1 and [(d["stream"], d["seq"]) for d in report_json["discrepancies"]] == [("account:P1", 4)]
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "ruling:compromise-2", "ruling.key_compromise.v1", {**ruling, "acts_on": ["account:P1#4"]})
     assert ingest(ledger.store, b.lines()).status == "stored"
     res = CliRunner().invoke(main, cli + ["reconcile", "--day", "2026-11-20", "--json"])
@@ -197,7 +197,7 @@ def test_attack_4_a_revoked_key_does_not_absolve_itself(ledger) -> None:  # type
     from tests.conftest import dump_rows
 
     stolen = create_key(ledger.store, ledger.keys, "floor:night", "floor", valid_from="2026-11-01T00:00:00Z")
-    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T12:00:00Z")
+    b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T12:00:00Z")
     b.add(stolen, "table:T9", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     res = CliRunner().invoke(main, ledger.cli_args() + ["keys", "revoke", stolen.key_id, "--from",
@@ -206,7 +206,7 @@ def test_attack_4_a_revoked_key_does_not_absolve_itself(ledger) -> None:  # type
     ruling = {"key_id": stolen.key_id, "acts_on": ["table:T9#1"], "decision": "confirmed", "basis": "none",
               "reason": "self-absolution"}
     for signer, why in ((stolen, "rules on its own compromise"),):
-        b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T10:30:00Z")  # dated before the revocation
+        b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T10:30:00Z")  # dated before the revocation
         b.add(signer, "ruling:absolve", "ruling.key_compromise.v1", ruling)
         before = dump_rows(ledger.store)
         report = ingest(ledger.store, b.lines())
@@ -216,11 +216,54 @@ def test_attack_4_a_revoked_key_does_not_absolve_itself(ledger) -> None:  # type
     res = CliRunner().invoke(main, ledger.cli_args() + ["keys", "revoke", accomplice.key_id, "--from",
                                                         "2026-11-21T00:00:00Z", "--reason", "also stolen"])
     assert res.exit_code == 0, res.output
-    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T10:30:00Z")
+    b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T10:30:00Z")
     b.add(accomplice, "ruling:absolve", "ruling.key_compromise.v1", ruling)  # a key itself revoked by now
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and "not valid when the ledger receives it" in report.rejections[0].reason
     honest = create_key(ledger.store, ledger.keys, "floor:security", "floor")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(honest, "ruling:confirm", "ruling.key_compromise.v1", {**ruling, "basis": "video", "reason": "seen"})
     assert ingest(ledger.store, b.lines()).status == "stored"  # another valid floor key may rule
+
+
+def test_attack_5_an_event_signed_for_one_ledger_is_refused_by_another(ledger, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 attack 5: a 25,000.00 deposit signed for ledger A was accepted by ledger B,
+    where the same cage key is registered. Events are ``pitboss.event.v2``: the signed hash
+    covers ``ledger``, the origin of the ledger they were signed for, and a ledger refuses
+    any other origin (at ingest, and verify names it). On SQLite and PostgreSQL (B)."""
+    from ledger.house import PublicDir, init_ledger
+    from ledger.keys import KeyDirectory
+    from ledger.kinds import KEYRING_STREAM, kinds_for_role
+    from ledger.store import Store
+    from tests.conftest import dump_rows
+
+    other = Store.open(f"sqlite:///{tmp_path}/a.db", create=True)
+    other_keys = KeyDirectory(tmp_path / "a-keys")
+    init_ledger(other, other_keys, PublicDir(tmp_path / "a-public"), "casino-a.example/ledger")
+    cage = create_key(other, other_keys, "cage:main", "cage")
+    # the same cage key registered in ledger B by B's house
+    from ledger.house import _house
+
+    _, b_house = _house(ledger.store, ledger.keys)
+    b = BatchBuilder.for_store(ledger.store)
+    b.add(b_house, KEYRING_STREAM, "key.register.v1", {
+        "key_id": cage.key_id, "actor": cage.actor, "role": "cage", "public_key": cage.public_key.hex(),
+        "kinds": kinds_for_role("cage"), "valid_from": "2026-01-01T00:00:00Z"})
+    assert ingest(ledger.store, b.lines()).status == "stored"
+    deposit = BatchBuilder.for_store(other)
+    deposit.add(cage, "account:P1", "cash.deposit.v1", {"amount": 2_500_000, "currency": "EUR", "method": "cash",
+                                                        "reference": "a-1"})
+    assert ingest(other, deposit.lines()).status == "stored"  # where it was signed for
+    other.close()
+    before = dump_rows(ledger.store)
+    report = ingest(ledger.store, deposit.lines())  # replayed to ledger B
+    assert report.status == "rejected" and dump_rows(ledger.store) == before
+    assert report.rejections[0].check == "ledger" and "casino-a.example/ledger" in report.rejections[0].reason
+    from ledger.verify import verify_ledger
+    from tests.conftest import execute_sql
+
+    ev = deposit.events[0]  # written behind ingest's back: verify names it
+    execute_sql(ledger.store, f"INSERT INTO {ledger.store.events_table} (originator_id, originator_version, topic, state)"
+                              " VALUES (?,?,?,?)", (ev.stream, ev.seq, ev.kind, ev.encoded()))
+    problems = verify_ledger(ledger.store, public_dir=ledger.public.path).problems
+    assert [(p.check, p.stream) for p in problems] == [("ledger", "account:P1")]

@@ -96,7 +96,7 @@ def test_forged_event_inserted(sealed) -> None:  # type: ignore[no-untyped-def]
     head = sealed.store.head("account:P1")
     assert head is not None
     forger = Signer("cage:main", head.key_id, Signer.generate("x").private_key)  # right id, wrong key
-    ev = sign_event(forger, stream="account:P1", seq=head.seq + 1, kind="cash.withdrawal.v1",
+    ev = sign_event(forger, ledger=head.ledger, stream="account:P1", seq=head.seq + 1, kind="cash.withdrawal.v1",
                     payload={"amount": 10_000, "currency": "EUR", "method": "cash", "reference": "forged"},
                     prev=head.hash, at=head.at)
     execute_sql(sealed.store,

@@ -49,7 +49,7 @@ def test_control_population_raises_no_flag(control) -> None:  # type: ignore[no-
 
 def test_planted_cash_patterns_are_flagged(control) -> None:  # type: ignore[no-untyped-def]
     cage = producer_signer(control.store, control.keys, "cage:main", "cage")
-    b = BatchBuilder(control.store.head)
+    b = BatchBuilder.for_store(control.store)
     _cash(b, cage, "BIG", "deposit", 700_000, T.format("10:00:00"), "b1")  # over 1,000,000 in the day
     _cash(b, cage, "BIG", "deposit", 600_000, T.format("15:00:00"), "b2")
     for k, hour in enumerate(("09", "13", "17")):  # three just under the threshold within 24 h
@@ -74,7 +74,7 @@ def test_planted_cash_patterns_are_flagged(control) -> None:  # type: ignore[no-
 def _holdem(ledger, players: list[str], hands: list[list[str]]) -> None:  # type: ignore[no-untyped-def]
     """Three-handed no-limit hold'em hands (PHH actions, blinds 50/100, stacks 10,000) at table P."""
     importer = producer_signer(ledger.store, ledger.keys, "importer:aml", "importer")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(importer, "table:P", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
     for n, actions in enumerate(hands):
         hand = {"variant": "NT", "antes": [0, 0, 0], "blinds_or_straddles": [50, 100, 0], "min_bet": 100,
@@ -98,7 +98,7 @@ def test_baccarat_player_wagering_counts_as_play(ledger) -> None:  # type: ignor
     cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
     floor = producer_signer(ledger.store, ledger.keys, "floor:x", "floor")
     dealer = producer_signer(ledger.store, ledger.keys, "dealer:x", "dealer")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:B", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
     _cash(b, cage, "REG", "deposit", 100_000, "2026-11-20T10:00:00Z", "r1")
     shoe = iter(deck() * 8)
@@ -120,7 +120,7 @@ def test_random_holdem_play_raises_no_chip_dumping_flag(ledger) -> None:  # type
     game = producer_signer(ledger.store, ledger.keys, "game:aml", "game")
     rng = random.Random(11)
     players = [f"R{n}" for n in range(6)]
-    b = BatchBuilder(ledger.store.head, clock=lambda: "2026-11-20T12:00:00Z")
+    b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T12:00:00Z")
     b.add(game, "table:H", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
     for n in range(400):
         seated = rng.sample(players, rng.randint(2, 5))
@@ -152,7 +152,7 @@ def test_a_large_call_with_a_weak_hand_counts_as_a_dumping_play_TDA_58(ledger) -
 
 def test_transfers_to_third_parties_are_flagged_FATF_2009(ledger) -> None:  # type: ignore[no-untyped-def]
     cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     _cash(b, cage, "SENDER", "deposit", 300_000, T.format("10:00:00"), "t0")
     for k, (to, typ) in enumerate([("bank-DE89370400440532013000", "external"), ("FRIEND", "account")]):
         b.add(cage, "account:SENDER", "cash.transfer.v1", {"amount": 100_000 + k, "currency": "EUR", "beneficiary": to,
@@ -170,7 +170,7 @@ def test_transfers_to_third_parties_are_flagged_FATF_2009(ledger) -> None:  # ty
 
 def test_a_transfer_to_the_account_itself_is_refused(ledger) -> None:  # type: ignore[no-untyped-def]
     cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(cage, "account:SELF", "cash.transfer.v1", {"amount": 5, "currency": "EUR", "beneficiary": "SELF",
                                                      "beneficiary_type": "account", "reference": "x"})
     report = ingest(ledger.store, b.lines())
@@ -183,7 +183,7 @@ def test_play_from_a_restricted_jurisdiction_is_flagged_FATF_call_for_action(led
     cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
     game = producer_signer(ledger.store, ledger.keys, "game:x", "game")
     dealer = producer_signer(ledger.store, ledger.keys, "dealer:x", "dealer")
-    b = BatchBuilder(ledger.store.head, clock=lambda: T.format("12:00:00"))
+    b = BatchBuilder.for_store(ledger.store, clock=lambda: T.format("12:00:00"))
     b.add(game, "table:B", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})
     b.add(cage, "account:TRAVEL", "account.location.v1", {"country": "MT", "source": "kyc"})
     shoe = iter(deck() * 8)

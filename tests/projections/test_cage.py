@@ -30,7 +30,7 @@ class Cage:
         self.n = 0
 
     def batch(self, day: str = DAY1) -> BatchBuilder:
-        return BatchBuilder(self.ledger.store.head, clock=lambda: f"{day}T20:00:00Z")
+        return BatchBuilder.for_store(self.ledger.store, clock=lambda: f"{day}T20:00:00Z")
 
     def cash(self, b: BatchBuilder, kind: str, player: str, amount: int, **extra: Any) -> None:
         self.n += 1

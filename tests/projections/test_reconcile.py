@@ -52,7 +52,7 @@ def test_an_altered_event_is_named(ledger, day: str) -> None:  # type: ignore[no
 
 def test_a_forged_payout_signed_by_a_compromised_dealer_key_is_caught(ledger, day: str) -> None:  # type: ignore[no-untyped-def]
     dealer = producer_signer(ledger.store, ledger.keys, "dealer:sample", "dealer")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     rid = "round:sample-bac-1-forged"
     head = ledger.store.head("shoe:" + next(r.stream for r in ledger.store.rows() if r.stream.startswith("shoe:"))[5:])
     assert head is not None

@@ -36,7 +36,7 @@ class Table:
         self.n = 0
 
     def batch(self, at: str) -> BatchBuilder:
-        return BatchBuilder(self.ledger.store.head, clock=lambda: at)
+        return BatchBuilder.for_store(self.ledger.store, clock=lambda: at)
 
     def open(self, b: BatchBuilder) -> None:
         b.add(self.floor, f"table:{self.table}", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"})

@@ -34,7 +34,7 @@ def test_a_poker_hand_in_progress_shows_seats_stacks_and_who_acts(ledger) -> Non
             "starting_stacks": [1000, 2000, 3000], "players": ["ann", "bob", "cy"],
             "actions": ["d dh p1 AcAd", "d dh p2 KcKd", "d dh p3 QcQd", "p3 cbr 300"]}
     rules, events, _ = hand_events(hand, complete=False)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(imp, "table:PK", "table.open.v1", {"game": "poker", "seats": 9, "currency": "CHIP"})
     b.add(imp, "round:PK-1", "round.open.v1", {"table": "PK", "game": "poker", "rules": rules})
     for kind, payload in events:

@@ -113,7 +113,7 @@ def bac_table(ledger):  # type: ignore[no-untyped-def]
 
 
 def _coup(ledger, dealer, cards, bets, rid="round:B1-1", tamper=None):  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(dealer, rid, "round.open.v1", {"table": "B1", "game": "baccarat", "rules": {}})
     for kind, payload in coup_events(bets, iter(cards)):
         if tamper:

@@ -292,7 +292,7 @@ SCRIPT = [
 
 
 def _batch(ledger, dealer, events):  # type: ignore[no-untyped-def]
-    return add_round(BatchBuilder(ledger.store.head), dealer, "round:BJ-1", "BJ", "blackjack", events)
+    return add_round(BatchBuilder.for_store(ledger.store), dealer, "round:BJ-1", "BJ", "blackjack", events)
 
 
 def test_a_round_is_stored_and_replays(ledger) -> None:  # type: ignore[no-untyped-def]

@@ -93,7 +93,7 @@ def test_exact_house_edge_for_eight_decks() -> None:
 def test_dealt_from_an_inspected_cut_and_loaded_shoe_at_a_live_table(ledger) -> None:  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
     dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:DT1", "table.open.v1", {"game": "dragon-tiger", "seats": 7, "currency": "EUR",
                                                 "dealing": "live"})
     for signer in (dealer, floor):
@@ -102,11 +102,11 @@ def test_dealt_from_an_inspected_cut_and_loaded_shoe_at_a_live_table(ledger) -> 
     b.add(dealer, "shoe:DT1", "shoe.shuffle.v1", {"video": VIDEO})
     b.add(dealer, "shoe:DT1", "shoe.cut.v1", {"cut_card_from_back": 52, "video": VIDEO})
     stored(ledger.store, b)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(dealer, "round:DT1-1", "round.open.v1", {"table": "DT1", "game": "dragon-tiger", "rules": {},
                                                    "source": "shoe:DT1"})
     assert "not loaded" in refused(ledger.store, b)  # the shoe is not loaded yet
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(dealer, "shoe:DT1", "shoe.load.v1", {"video": VIDEO})
     b.add(dealer, "round:DT1-1", "round.open.v1", {"table": "DT1", "game": "dragon-tiger", "rules": {},
                                                    "source": "shoe:DT1"})
@@ -114,7 +114,7 @@ def test_dealt_from_an_inspected_cut_and_loaded_shoe_at_a_live_table(ledger) -> 
         b.add(dealer, "round:DT1-1", kind, payload)
     b.add(dealer, "round:DT1-1", "round.close.v1", {"status": "complete"})
     stored(ledger.store, b)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(dealer, "round:DT1-2", "round.open.v1", {"table": "DT1", "game": "dragon-tiger", "rules": {},
                                                    "source": "shoe:DT1"})
     events = coup("2c", "3c", [("P1", "dragon", 1000)])

@@ -183,7 +183,7 @@ def test_house_edge_of_the_seed_paytables() -> None:
 # --- at ingest -----------------------------------------------------------------------
 
 def _batch(ledger, dealer, events):  # type: ignore[no-untyped-def]
-    return add_round(BatchBuilder(ledger.store.head), dealer, "round:H-1", "H", "high-card-flush", events)
+    return add_round(BatchBuilder.for_store(ledger.store), dealer, "round:H-1", "H", "high-card-flush", events)
 
 
 def test_a_round_is_stored_and_a_wrong_settlement_refused(ledger) -> None:  # type: ignore[no-untyped-def]

@@ -133,7 +133,7 @@ def wheel_table(ledger):  # type: ignore[no-untyped-def]
 
 
 def _spin(ledger, dealer, pocket: str = "17", paid_straight: int = 3600, rid: str = "round:R1-1"):  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(dealer, rid, "round.open.v1", {"table": "R1", "game": "roulette", "rules": {"wheel": "european"}})
     b.add(dealer, rid, "roulette.bet.v1", {"player": "P1", "bet": "straight", "pockets": ["17"], "amount": 100})
     b.add(dealer, rid, "roulette.bet.v1", {"player": "P2", "bet": "red", "pockets": [], "amount": 500})
@@ -160,7 +160,7 @@ def test_wrong_payout_is_refused_and_nothing_stored(ledger, wheel_table) -> None
 
 
 def test_settlement_without_result_is_refused(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     rid = "round:R1-2"
     b.add(wheel_table, rid, "round.open.v1", {"table": "R1", "game": "roulette", "rules": {"wheel": "european"}})
     b.add(wheel_table, rid, "roulette.bet.v1", {"player": "P1", "bet": "even", "pockets": [], "amount": 10})
@@ -172,7 +172,7 @@ def test_settlement_without_result_is_refused(ledger, wheel_table) -> None:  # t
 
 
 def test_bet_after_no_more_bets_is_refused_and_nothing_stored_000_IV_2_1_1(ledger, wheel_table) -> None:  # type: ignore[no-untyped-def]
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     rid = "round:R1-3"
     b.add(wheel_table, rid, "round.open.v1", {"table": "R1", "game": "roulette", "rules": {"wheel": "european"}})
     b.add(wheel_table, rid, "roulette.no_more_bets.v1", {})
@@ -202,7 +202,7 @@ def test_round_spread_over_two_batches_is_judged_from_the_stored_part(ledger, wh
     lines = _spin(ledger, wheel_table).lines()
     assert ingest(ledger.store, lines[:3]).status == "stored"
     assert ingest(ledger.store, lines[3:]).status == "stored"
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(wheel_table, "round:R1-1", "roulette.bet.v1", {"player": "P3", "bet": "odd", "pockets": [], "amount": 5})
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and "nothing may follow round.close" in report.rejections[0].reason
@@ -210,7 +210,7 @@ def test_round_spread_over_two_batches_is_judged_from_the_stored_part(ledger, wh
 
 def test_roulette_events_on_another_game_are_refused(ledger) -> None:  # type: ignore[no-untyped-def]
     dealer = open_table(ledger, "B1", "baccarat", seats=7)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(dealer, "round:B1-1", "round.open.v1", {"table": "B1", "game": "baccarat", "rules": {}})
     b.add(dealer, "round:B1-1", "roulette.bet.v1", {"player": "P1", "bet": "red", "pockets": [], "amount": 1})
     report = ingest(ledger.store, b.lines())
@@ -221,7 +221,7 @@ def test_cage_cannot_record_a_wheel_result(ledger, wheel_table) -> None:  # type
     cage = create_key(ledger.store, ledger.keys, "cage:main", "cage")
     lines = _spin(ledger, wheel_table).lines()
     assert ingest(ledger.store, lines[:4]).status == "stored"
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(cage, "round:R1-1", "roulette.result.v1", {"pocket": "1", "revolutions": 5})
     report = ingest(ledger.store, b.lines())
     assert report.rejections[0].check == "role"
@@ -266,7 +266,7 @@ def test_replay_rederives_the_round_and_names_a_changed_payout(ledger, wheel_tab
     assert data["steps"][4]["state"]["betting_open"] is False
 
     old = ledger.store.event_at("round:R1-1", 6)
-    forged = sign_event(wheel_table, stream=old.stream, seq=6, kind=old.kind,
+    forged = sign_event(wheel_table, ledger=old.ledger, stream=old.stream, seq=6, kind=old.kind,
                         payload={"bet": 1, "outcome": "win", "paid": 36000}, prev=old.prev, at=old.at)
     col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
     nid = next(r.notification_id for r in ledger.store.rows() if (r.stream, r.seq) == ("round:R1-1", 6))

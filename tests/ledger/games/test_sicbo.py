@@ -78,7 +78,7 @@ def test_bets_without_a_valid_target_are_refused(bet: str, target: list[int]) ->
 def test_wrong_payout_is_refused_at_ingest_and_nothing_stored(ledger) -> None:  # type: ignore[no-untyped-def]
     dealer = open_table(ledger, "S1", "sicbo")
     before = dump_rows(ledger.store)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     rid = "round:S1-1"
     b.add(dealer, rid, "round.open.v1", {"table": "S1", "game": "sicbo", "rules": {}})
     b.add(dealer, rid, "sicbo.bet.v1", {"player": "P1", "bet": "total", "target": [10], "amount": 100})

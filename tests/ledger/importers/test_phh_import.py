@@ -101,7 +101,7 @@ START = [("poker.post.v1", {"seat": 1, "type": "blind", "amount": 50}),
 
 def _refused(ledger, events, reason: str, rules=RULES) -> None:  # type: ignore[no-untyped-def]
     dealer = open_table(ledger, "P1", "poker", seats=9)
-    b = add_round(BatchBuilder(ledger.store.head), dealer, "round:P1-1", "P1", "poker", events, rules=rules,
+    b = add_round(BatchBuilder.for_store(ledger.store), dealer, "round:P1-1", "P1", "poker", events, rules=rules,
                   close=False)
     before = dump_rows(ledger.store)
     report = ingest(ledger.store, b.lines())

@@ -12,12 +12,12 @@ from tests.helpers import make_producers, refused, stored
 
 def test_table_chips_account_and_round_lifecycles(ledger) -> None:  # type: ignore[no-untyped-def]
     p = make_producers(ledger)
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.floor, "table:T", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
     stored(ledger.store, b)
 
     def one(signer, stream, kind, payload) -> str:  # type: ignore[no-untyped-def]
-        b = BatchBuilder(ledger.store.head)
+        b = BatchBuilder.for_store(ledger.store)
         b.add(signer, stream, kind, payload)
         return refused(ledger.store, b)
 
@@ -30,7 +30,7 @@ def test_table_chips_account_and_round_lifecycles(ledger) -> None:  # type: igno
     assert one(p.cage, "account:P1", "cash.transfer.v1", {"amount": 5, "currency": "EUR", "beneficiary": "P1",
                                                           "beneficiary_type": "account", "reference": "t"}) == \
         "a transfer from account P1 to itself is not a transfer"
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(p.dealer, "round:R1", "round.open.v1", {"table": "T", "game": "fan-tan", "rules": {}})
     b.add(p.dealer, "round:R1", "round.close.v1", {"status": "complete"})
     b.add(p.floor, "table:T", "table.close.v1", {"reason": "end of the night"})

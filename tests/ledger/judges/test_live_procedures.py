@@ -24,7 +24,7 @@ def live(ledger):  # type: ignore[no-untyped-def]
         "dealer": create_key(ledger.store, ledger.keys, "dealer:bo", "dealer"),
         "cage": create_key(ledger.store, ledger.keys, "cage:main", "cage"),
     }
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     for table, game in (("LB", "baccarat"), ("LJ", "blackjack"), ("LR", "roulette"), ("LS", "sicbo")):
         b.add(keys["floor"], f"table:{table}", "table.open.v1",
               {"game": game, "seats": 7, "currency": "EUR", "dealing": "live"})
@@ -34,7 +34,7 @@ def live(ledger):  # type: ignore[no-untyped-def]
 
 def _send(ledger, steps: list[tuple[str, str, str, dict[str, Any]]]):  # type: ignore[no-untyped-def]
     """steps: (signer role, stream, kind, payload), in a fresh batch."""
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     for role, stream, kind, payload in steps:
         b.add(ledger.keyset[role], stream, kind, payload)
     return ingest(ledger.store, b.lines()), b
@@ -161,7 +161,7 @@ def test_roulette_needs_a_pit_boss_wheel_inspection_000_IV_3_2(ledger, live) -> 
 def test_wheel_inspected_before_the_table_opened_is_stale_000_IV_3_2_1(ledger, live) -> None:  # type: ignore[no-untyped-def]
     check = ("floor", "wheel:W1", "wheel.inspect.v1", WHEEL_OK)
     _ok(ledger, live, [check])
-    b = BatchBuilder(ledger.store.head)
+    b = BatchBuilder.for_store(ledger.store)
     b.add(live["floor"], "table:LR", "table.close.v1", {"reason": "end of shift"})
     b.add(live["floor"], "table:LR", "table.open.v1", {"game": "roulette", "seats": 7, "currency": "EUR",
                                                         "dealing": "live"}, at="2099-01-01T00:00:00Z")

@@ -28,7 +28,7 @@ class Floor:
         self.game = create_key(ledger.store, ledger.keys, "game:pen", "game", valid_from=SINCE)
 
     def batch(self, at: str = f"{DAY}T20:00:00Z") -> BatchBuilder:
-        return BatchBuilder(self.ledger.store.head, clock=lambda: at)
+        return BatchBuilder.for_store(self.ledger.store, clock=lambda: at)
 
     def stored(self, b: BatchBuilder) -> None:
         stored(self.ledger.store, b)

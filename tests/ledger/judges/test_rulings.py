@@ -34,7 +34,7 @@ class Room:
         self.game = create_key(ledger.store, ledger.keys, "game:ruling", "game", valid_from=SINCE)
 
     def batch(self, at: str = AT) -> BatchBuilder:
-        return BatchBuilder(self.ledger.store.head, clock=lambda: at)
+        return BatchBuilder.for_store(self.ledger.store, clock=lambda: at)
 
     def store(self, b: BatchBuilder) -> None:
         stored(self.ledger.store, b)

@@ -29,7 +29,7 @@ class Director:
         self.ledger, self.stream = ledger, f"tournament:{tid}"
         self.key = create_key(ledger.store, ledger.keys, f"game:{tid}", "game", valid_from=SINCE)
         self.cage = create_key(ledger.store, ledger.keys, f"cage:{tid}", "cage", valid_from=SINCE)
-        self.b = BatchBuilder(ledger.store.head, clock=lambda: f"{DAY}T20:00:00Z")
+        self.b = BatchBuilder.for_store(ledger.store, clock=lambda: f"{DAY}T20:00:00Z")
 
     def __call__(self, kind: str, **payload: Any) -> Director:
         """A tournament event; who pays cash in (an entry, a stake) deposits at the cage
@@ -65,7 +65,7 @@ class Director:
     def store(self) -> None:
         report = ingest(self.ledger.store, self.b.lines())
         assert report.status == "stored", [str(r) for r in report.rejections]
-        self.b = BatchBuilder(self.ledger.store.head, clock=lambda: f"{DAY}T21:00:00Z")
+        self.b = BatchBuilder.for_store(self.ledger.store, clock=lambda: f"{DAY}T21:00:00Z")
 
 
 def reconcile(ledger: Any) -> tuple[int, dict[str, Any]]:
@@ -275,7 +275,7 @@ def test_a_chip_race_event_is_checked_TDA_23(ledger) -> None:  # type: ignore[no
     d("chip_race", **race, won={"A": 1, "B": 1})
     report = ingest(ledger.store, d.b.lines())
     assert report.status == "rejected" and "TDA 2013 rule 23 A" in report.rejections[-1].reason
-    d.b = BatchBuilder(ledger.store.head)
+    d.b = BatchBuilder.for_store(ledger.store)
     d("chip_race", **race, won={"B": 1, "C": 1, "D": 1})
     d.store()
 
