@@ -39,6 +39,7 @@ class BaseJudge:
     no state and needs no other stream; each judge overrides what its streams need."""
 
     stream_types: tuple[str, ...] = ()
+    keeps_state = False  # True where ``step`` keeps something: only then is a stored stream folded
 
     def step(self, state: Any, ev: SignedEvent, world: World) -> Any:
         return state
@@ -120,9 +121,12 @@ class World:
         the stored events the run has seen (those before ``before``, the seq being judged,
         or up to the stream's head as the run knows it), then kept."""
         if stream not in self.states:
-            if before is None:
-                head = self.heads.get(stream)
-                before = head.seq + 1 if head is not None else None
+            judge = judge_of(stream)
+            if before is None and stream in self.heads:
+                head = self.heads[stream]
+                before = head.seq + 1 if head is not None else 1
+            if judge is None or not judge.keeps_state or before == 1:
+                return None  # nothing to fold: no query (a new round, a deposit, a stateless stream)
             stored = self.store.stream_events(stream)
             self.states[stream] = fold(stream, (e for e in stored if before is None or e.seq < before), self)
         return self.states[stream]

@@ -281,6 +281,7 @@ class EquipmentJudge(BaseJudge):
     shoe (000 II 3.5.4)."""
 
     stream_types = tuple(sorted(EQUIPMENT_TYPES))
+    keeps_state = True
 
     def step(self, state: Equipment | None, ev: SignedEvent, world: Any) -> Equipment:
         return apply(state or Equipment(ev.stream), ev, world.role_of(ev))

@@ -77,6 +77,7 @@ def judge_penalty(p: dict[str, Any]) -> None:
 
 class PenaltyJudge(BaseJudge):
     stream_types = ("penalty",)
+    keeps_state = True
 
     def step(self, state: tuple[SignedEvent, ...] | None, ev: SignedEvent, world: World) -> tuple[SignedEvent, ...]:
         return (state or ()) + (ev,)

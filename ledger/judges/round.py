@@ -151,6 +151,7 @@ class RoundJudge(BaseJudge):
     ``round.close``, and a finished hand is not ruled on (000 refund policy)."""
 
     stream_types = ("round",)
+    keeps_state = True
 
     def step(self, state: RoundState | None, ev: SignedEvent, world: World) -> RoundState:
         if ev.kind == "round.open.v1":

@@ -105,6 +105,7 @@ def seat_step(state: SeatState, ev: Any) -> SeatState:
 
 class SeatJudge(BaseJudge):
     stream_types = ("seat",)
+    keeps_state = True
 
     def step(self, state: SeatState | None, ev: SignedEvent, world: World) -> SeatState:
         return seat_step(state or SeatState(), ev)

@@ -16,6 +16,7 @@ def is_open(head: SignedEvent | None) -> bool:
 
 class TableJudge(BaseJudge):
     stream_types = ("table",)
+    keeps_state = True
 
     def step(self, state: Any, ev: SignedEvent, world: World) -> SignedEvent:
         return ev

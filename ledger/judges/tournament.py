@@ -645,6 +645,7 @@ class TournamentJudge(BaseJudge):
     disqualification cites the penalty that disqualified the player (TDA 2013 rule 58 D)."""
 
     stream_types = ("tournament",)
+    keeps_state = True
 
     def step(self, state: Tournament | None, ev: SignedEvent, world: Any) -> Tournament:
         return step(state, ev, world.state if world is not None else None)
