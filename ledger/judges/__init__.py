@@ -30,6 +30,7 @@ from typing import Any
 
 from ledger.events import SignedEvent
 from ledger.keyring import KeyRing
+from ledger.kinds import stream_type_of
 from ledger.refs import parse_ref
 from ledger.store import Store
 
@@ -58,12 +59,8 @@ def register_judge(judge: BaseJudge) -> None:
         JUDGES[stype] = judge
 
 
-def stream_type(stream: str) -> str:
-    return stream.split(":", 1)[0]
-
-
 def judge_of(stream: str) -> BaseJudge | None:
-    return JUDGES.get(stream_type(stream))
+    return JUDGES.get(stream_type_of(stream))
 
 
 def fold(stream: str, events: Iterable[SignedEvent], world: Any = None) -> Any:
@@ -165,4 +162,4 @@ def _register_all() -> None:
 
 _register_all()
 
-__all__ = ["JUDGES", "BaseJudge", "World", "fold", "judge_of", "register_judge", "stream_type"]
+__all__ = ["JUDGES", "BaseJudge", "World", "fold", "judge_of", "register_judge"]

@@ -268,13 +268,6 @@ def ready_problem(eq: Equipment | None, stream: str, table: str, game: str, tabl
     return None
 
 
-def fold(stream: str, events: list[SignedEvent], role_of: Any) -> Equipment:
-    eq = Equipment(stream)
-    for ev in events:
-        eq = apply(eq, ev, role_of(ev))
-    return eq
-
-
 class EquipmentJudge(BaseJudge):
     """``shoe:<id>``, ``wheel:<id>``, ``dice:<id>``: each event by ``apply`` (signed by a
     key of the role it needs); the cut card comes out during an open round dealt from the
