@@ -179,11 +179,16 @@ def unsettled(wagers: int, settled: frozenset[int]) -> str | None:
 
 
 class EngineDefaults:
-    """The defaults of an engine whose game sets no cut-card position of its own (beyond
-    the stack) and has no floor rulings of its own (a void applies to every game)."""
+    """The defaults of an engine: no cut-card position of its own (beyond the stack),
+    house-banked money, and no floor rulings of its own (a void applies to every game)."""
 
     def cut_problem(self, decks: int, from_back: int) -> str | None:
         return None
+
+    def money(self, outcome: dict[str, Any]) -> RoundMoney:
+        """House-banked by default (``settlement_money``); player-banked and pool games
+        override it."""
+        return settlement_money(outcome)
 
     def rule_on(self, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]:
         raise RuleViolation(f"a {payload['effect']} ruling does not apply to a {getattr(self, 'game', '?')} round")

@@ -34,13 +34,11 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
-    RoundMoney,
     RuleViolation,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
-    settlement_money,
     unsettled,
 )
 from ledger.games.cards import CARD_PATTERN, baccarat_value
@@ -182,9 +180,6 @@ class BaccaratEngine(EngineDefaults):
     equipment: Final = "shoe"
     house_edges = {"baccarat": "exact enumeration of every card sequence of a full 8-deck shoe"}
     demo_tables = (DemoTable("BAC", "live", decks=8, cut=7), DemoTable("OBAC", "rng", signer="game"))
-
-    def money(self, outcome: dict[str, Any]) -> RoundMoney:
-        return settlement_money(outcome)
 
     def cut_problem(self, decks: int, from_back: int) -> str | None:
         if from_back != 7:

@@ -46,12 +46,10 @@ from ledger.games import (
     EngineDefaults,
     Events,
     Play,
-    RoundMoney,
     RuleViolation,
     close_betting,
     parse_rules,
     register_engine,
-    settlement_money,
 )
 from ledger.games.cards import CARD_PATTERN
 from ledger.kinds import (
@@ -381,9 +379,6 @@ class BlackjackEngine(EngineDefaults):
     house_edges = {"blackjack": "infinite deck, exact recursion over totals with the best play per total (method per"
                                 " bet)"}
     demo_tables = (DemoTable("BJ", "live", decks=6, cut=200),)
-
-    def money(self, outcome: dict[str, Any]) -> RoundMoney:
-        return settlement_money(outcome)
 
     def cut_problem(self, decks: int, from_back: int) -> str | None:
         if not (3 * 52 < from_back <= 4 * 52):

@@ -41,13 +41,11 @@ from ledger.games import (
     EngineDefaults,
     Events,
     Play,
-    RoundMoney,
     RuleViolation,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
-    settlement_money,
     unsettled,
 )
 from ledger.games.cards import CARD_PATTERN, RANKS
@@ -209,9 +207,6 @@ class DragonTigerEngine(EngineDefaults):
             rows.append({"bet": i, "player": w.player, "spot": w.spot, "outcome": o, "paid": paid,
                          "staked": w.amount})
         return {"winner": state.winner(), "settlements": rows}
-
-    def money(self, outcome: dict[str, Any]) -> RoundMoney:
-        return settlement_money(outcome)
 
     def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
         return house_edge()

@@ -42,13 +42,11 @@ from ledger.games import (
     EngineDefaults,
     Events,
     Play,
-    RoundMoney,
     RuleViolation,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
-    settlement_money,
     unsettled,
 )
 from ledger.kinds import (
@@ -202,9 +200,6 @@ class RouletteEngine(EngineDefaults):
     house_edges = {"roulette-european": "exact enumeration of equally likely pockets",
                    "roulette-american": "exact enumeration of equally likely pockets"}
     demo_tables = (DemoTable("RL", "live"),)
-
-    def money(self, outcome: dict[str, Any]) -> RoundMoney:
-        return settlement_money(outcome)
 
     def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
         return house_edge(name.split("-")[1])

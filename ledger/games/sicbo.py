@@ -35,13 +35,11 @@ from ledger.games import (
     EngineDefaults,
     Events,
     Play,
-    RoundMoney,
     RuleViolation,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
-    settlement_money,
     unsettled,
 )
 from ledger.kinds import (
@@ -158,9 +156,6 @@ class SicBoEngine(EngineDefaults):
     equipment: Final = "dice"
     house_edges = {"sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)"}
     demo_tables = (DemoTable("SB", "live"),)
-
-    def money(self, outcome: dict[str, Any]) -> RoundMoney:
-        return settlement_money(outcome)
 
     def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
         return house_edge()
