@@ -43,12 +43,13 @@ def measure(url: str, tmp: Path, batches: int, size: int) -> dict[str, Any]:
     with Store.open(url, create=True) as store:
         init_ledger(store, keys, PublicDir(tmp / "public"), "bench.pitboss/load")
         floor = create_key(store, keys, "floor:bench", "floor")
+        cage = create_key(store, keys, "cage:bench", "cage")  # chips are issued by the cage
         b = BatchBuilder.for_store(store)
         for t in ("SOLO", "T0", "T1", "T2", "T3"):
             b.add(floor, f"table:{t}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
         assert ingest_lines(store, b.lines()).status == "stored"
     ctx = multiprocessing.get_context("spawn")
-    common = (url, str(keys.path), floor.key_id, floor.actor)
+    common = (url, str(keys.path), cage.key_id, cage.actor)
     with ctx.Pool(1) as pool:
         t = time.perf_counter()
         solo = pool.map(_job, [(*common, "chips:SOLO", 4 * batches, size)])

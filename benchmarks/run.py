@@ -65,7 +65,7 @@ WORKLOADS = {
 def _build_batches(store: Store, keys: KeyDirectory, n_events: int, workload: str = "baccarat") -> list[list[str]]:
     """Tables opened, then rounds and cash movements, signed for real (see WORKLOADS)."""
     floor = create_key(store, keys, "floor:bench", "floor")
-    dealer = create_key(store, keys, "dealer:bench", "dealer")
+    dealer = create_key(store, keys, "dealer:bench", "dealer", scope=["table:*", "shoe:*"])
     cage = create_key(store, keys, "cage:bench", "cage")
     batches: list[list[str]] = []
     b = BatchBuilder.for_store(store)

@@ -32,7 +32,7 @@ def run(n: int) -> dict[str, float]:
         store = Store.open(f"sqlite:///{tmp}/seats.db", create=True)
         keys = KeyDirectory(Path(tmp) / "keys")
         init_ledger(store, keys, PublicDir(Path(tmp) / "public"), "bench.example/seats")
-        game = create_key(store, keys, "game:bench", "game")
+        game = create_key(store, keys, "game:bench", "game", scope=["table:*", "shoe:*"])
         b = BatchBuilder.for_store(store)
         for k in range(n):
             payload = {"table": "T1", "blind_level": "1/2"}

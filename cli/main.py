@@ -11,6 +11,7 @@ Exit codes (the same for every command):
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -147,21 +148,44 @@ def keys() -> None:
     """Manage the key ring (each change is a signed key-ring event)."""
 
 
+_SCOPE_HELP = ("Where the key may write, repeatable: table:ID (the table, its chips, rounds and seats), shoe:ID, wheel:ID,"
+               " dice:ID, tournament:ID; an ID ending in * is a prefix; '*' is venue-wide (house, ledger, cage, floor"
+               " only, and their default). Required for dealer, table, game, rng and importer keys.")
+
+
 @keys.command("create")
 @click.argument("actor")
 @click.option("--role", required=True, help="house, ledger, cage, floor, dealer, table, game, rng, importer")
 @click.option("--kinds", default=None, help="Comma-separated kinds this key may sign (default: all of its role's).")
-@click.option("--valid-from", default=None, help="UTC time the key becomes valid (default: now).")
+@click.option("--valid-from", default=None, help="UTC time the key becomes valid (default: now; not in the past).")
+@click.option("--scope", "scope", multiple=True, help=_SCOPE_HELP)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def keys_create(c: Context, actor: str, role: str, kinds: str | None, valid_from: str | None, as_json: bool) -> None:
+def keys_create(c: Context, actor: str, role: str, kinds: str | None, valid_from: str | None, scope: tuple[str, ...],
+                as_json: bool) -> None:
     """Generate a key for ACTOR and register it."""
     from ledger.house import create_key
 
     with _Guard(as_json), c.open() as store:
-        signer = create_key(store, c.keys, actor, role, kinds.split(",") if kinds else None, valid_from)
+        signer = create_key(store, c.keys, actor, role, kinds.split(",") if kinds else None, valid_from,
+                            list(scope) or None)
     _emit(as_json, {"ok": True, "key_id": signer.key_id, "actor": actor, "role": role},
           f"registered key {signer.key_id} for {actor} ({role})")
+
+
+@keys.command("scope")
+@click.argument("key_id")
+@click.option("--scope", "scope", multiple=True, required=True, help=_SCOPE_HELP)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def keys_scope(c: Context, key_id: str, scope: tuple[str, ...], as_json: bool) -> None:
+    """Change where KEY_ID may write (a key-ring event signed by the house)."""
+    from ledger.house import rescope_key
+
+    with _Guard(as_json), c.open() as store:
+        rescope_key(store, c.keys, key_id, list(scope))
+    _emit(as_json, {"ok": True, "key_id": key_id, "scope": list(scope)},
+          f"key {key_id} may now write at {', '.join(scope)}")
 
 
 @keys.command("rotate")
@@ -210,7 +234,8 @@ def keys_list(c: Context, as_json: bool) -> None:
     for r in rows:
         state = "revoked from " + str(r["revoked_from"]) if r["revoked_from"] else (
             "rotated at " + str(r["valid_until"]) if r["valid_until"] else "active")
-        lines.append(f"{r['key_id']}  {r['role']:<8} {r['actor']:<30} from {r['valid_from']}  {state}")
+        lines.append(f"{r['key_id']}  {r['role']:<8} {r['actor']:<30} from {r['valid_from']}  {state}"
+                     f"  scope {','.join(r['scope'])}")  # type: ignore[arg-type]  # describe_key's scope is a list
     _emit(as_json, {"ok": True, "keys": rows}, "\n".join(lines) or "(no keys)")
 
 
@@ -225,24 +250,32 @@ def keys_list(c: Context, as_json: bool) -> None:
               help="Retries of a batch after a database failure (dropped connection, restart).")
 @click.option("--backoff", type=click.FloatRange(0, 60), envvar="PITBOSS_BACKOFF", default=0.5, show_default=True,
               help="Seconds before the first retry; doubled each time.")
+@click.option("--max-skew", type=click.IntRange(0, None), envvar="PITBOSS_MAX_SKEW", default=300, show_default=True,
+              help="Seconds an event's at may differ from the ledger's clock (imported hand histories may be older).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def ingest(c: Context, file: Any, batch_size: int | None, retries: int, backoff: float, as_json: bool) -> None:
+def ingest(c: Context, file: Any, batch_size: int | None, retries: int, backoff: float, max_skew: int,
+           as_json: bool) -> None:
     """Check and append a JSONL batch of signed events, all or nothing.
 
-    With --batch-size, each batch is all or nothing; the run stops at the first batch
+    After each stored batch the ledger writes a receipt signed by its log key (the
+    ledger's clock, committed in the log). With --batch-size, each batch is all or nothing; the run stops at the first batch
     that is not stored, and the batches before it stay stored. A database failure
     (dropped connection, server restart) is retried --retries times with a backoff that
     doubles from --backoff seconds (a batch committed just before the failure comes back
     as a duplicate, never twice).
     """
-    from ledger.ingest import ingest_batches
+    from datetime import timedelta
 
-    with _Guard(as_json), c.open() as store:
-        lines = file.readlines()
-        size = batch_size or max(len(lines), 1)
-        reports = ingest_batches(store, (lines[i:i + size] for i in range(0, len(lines), size)) if lines else [[]],
-                                 retries, backoff)
+    from ledger.clock import Clock
+    from ledger.ingest import file_batches, ingest_batches
+
+    with _Guard(as_json), c.open() as store:  # the file is read as it is ingested, never held whole
+        log = _log_key(store, c, as_json)
+        batches = file_batches(file, batch_size)
+        first = next(batches, iter(()))  # an empty file is one empty batch: refused, saying so
+        reports = ingest_batches(store, itertools.chain([first], batches), retries, backoff,
+                                 Clock(skew=timedelta(seconds=max_skew)), receipts=log)
     last = reports[-1]
     if last.status == "failed":
         tries = f" (after {retries} retries)" if retries else ""
@@ -261,6 +294,18 @@ def ingest(c: Context, file: Any, batch_size: int | None, retries: int, backoff:
     if last.status == "failed":
         sys.exit(EXIT_STORE)
     sys.exit(EXIT_OK if all(r.ok for r in reports) else EXIT_FAILED)
+
+
+def _log_key(store: Store, c: Context, as_json: bool) -> Any:
+    """The ledger's log key from --keys: what ingest signs its receipts with (the ledger's
+    clock, ``ledger.receipt.v1``); exit 2 without it, before anything is read or stored."""
+    from ledger.house import active_signer
+    from ledger.keyring import load_keyring
+
+    try:
+        return active_signer(load_keyring(store), c.keys, "ledger")
+    except HouseError as exc:
+        _fail(as_json, f"ingest records the ledger's clock in receipts signed by its log key: {exc}", EXIT_USAGE)
 
 
 @main.command()
@@ -477,7 +522,7 @@ def import_phh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
             click.echo(f"  ... {done} hands stored", err=True)
 
     with _Guard(as_json), c.open() as store:
-        results = import_paths(store, c.keys, paths, progress)
+        results = import_paths(store, c.keys, paths, progress, receipts=_log_key(store, c, as_json))
     errors = [r for r in results if "error" in r]
     if as_json:
         click.echo(json.dumps(results, indent=2))

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ledger.canonical import GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
 from ledger.keys import Signer
-from ledger.kinds import KINDS, SINGLE_STREAMS, stream_type_of
+from ledger.kinds import KINDS, single_stream_of, stream_type_of
 from ledger.timeutil import parse_utc
 
 ENVELOPE_FIELDS = ("ledger", "stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
@@ -213,7 +213,7 @@ def parse_event(obj: Any) -> SignedEvent:
             "schema",
             f"kind {env.kind} belongs on a '{spec.stream_type}' stream, not {env.stream!r}",
         )
-    single = SINGLE_STREAMS.get(spec.stream_type)
+    single = single_stream_of(env.kind)
     if single is not None and env.stream != single:
         raise EventError("schema", f"kind {env.kind} belongs on the one stream {single!r}, not {env.stream!r}")
     try:

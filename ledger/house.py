@@ -19,6 +19,7 @@ from ledger.keys import KeyDirectory, Signer
 from ledger.kinds import KEYRING_STREAM, ROLES, kinds_for_role
 from ledger.log.note import verifier_key
 from ledger.producer import BatchBuilder
+from ledger.scope import default_scope, scope_problem
 from ledger.store import Store
 from ledger.timeutil import format_utc, parse_utc, utc_now
 
@@ -62,10 +63,10 @@ def init_ledger(store: Store, keys: KeyDirectory, public: PublicDir, origin: str
     now = utc_now()
     batch = BatchBuilder(store.head, ledger=origin)
     for signer, role in ((house, "house"), (log, "ledger")):
-        batch.add(house, KEYRING_STREAM, "key.register.v1", {
+        batch.add(house, KEYRING_STREAM, "key.register.v2", {
             "key_id": signer.key_id, "actor": signer.actor, "role": role,
             "public_key": signer.public_key.hex(), "kinds": kinds_for_role(role),
-            "valid_from": now,
+            "valid_from": now, "scope": ["*"],
         }, at=now)
     keys.save(house)
     keys.save(log)
@@ -91,21 +92,36 @@ def _house(store: Store, keys: KeyDirectory) -> tuple[KeyRing, Signer]:
     return ring, active_signer(ring, keys, "house")
 
 
+def _scope_for(role: str, scope: list[str] | None) -> list[str]:
+    if scope is None:
+        scope = default_scope(role)
+        if scope is None:
+            raise HouseError(f"a {role} key needs a scope: the tables, equipment or tournaments it writes"
+                             " (e.g. --scope table:bac-1 --scope shoe:bac-1; ledger.scope)")
+    problem = scope_problem(role, scope)
+    if problem:
+        raise HouseError(f"--scope: {problem}")
+    return scope
+
+
 def create_key(
     store: Store, keys: KeyDirectory, actor: str, role: str,
-    kinds: list[str] | None = None, valid_from: str | None = None,
+    kinds: list[str] | None = None, valid_from: str | None = None, scope: list[str] | None = None,
 ) -> Signer:
+    """Register a new key for ``actor``. ``scope`` (``ledger.scope``) defaults to
+    venue-wide for the venue's roles; a producer role must be given one."""
     if role not in ROLES:
         raise HouseError(f"unknown role {role!r} (roles: {', '.join(ROLES)})")
+    scope = _scope_for(role, scope)
     ring, house = _house(store, keys)
     signer = Signer.generate(actor)
     now = utc_now()
     batch = BatchBuilder.for_store(store)
-    batch.add(house, KEYRING_STREAM, "key.register.v1", {
+    batch.add(house, KEYRING_STREAM, "key.register.v2", {
         "key_id": signer.key_id, "actor": actor, "role": role,
         "public_key": signer.public_key.hex(),
         "kinds": sorted(kinds) if kinds else kinds_for_role(role),
-        "valid_from": valid_from or now,
+        "valid_from": valid_from or now, "scope": scope,
     }, at=now)
     report = ingest_signed(store, batch.events)
     _raise_unless_stored(report)
@@ -128,6 +144,18 @@ def rotate_key(store: Store, keys: KeyDirectory, key_id: str, effective: str | N
     _raise_unless_stored(ingest_signed(store, batch.events))
     keys.save(signer)
     return signer
+
+
+def rescope_key(store: Store, keys: KeyDirectory, key_id: str, scope: list[str]) -> None:
+    """Change what ``key_id`` may write (``key.scope.v1``), signed by the house."""
+    ring, house = _house(store, keys)
+    entry = ring.keys.get(key_id)
+    if entry is None:
+        raise HouseError(f"key {key_id} is not in the key ring")
+    scope = _scope_for(entry.role, scope)
+    batch = BatchBuilder.for_store(store)
+    batch.add(house, KEYRING_STREAM, "key.scope.v1", {"key_id": key_id, "scope": scope})
+    _raise_unless_stored(ingest_signed(store, batch.events))
 
 
 def revoke_key(store: Store, keys: KeyDirectory, key_id: str, revoked_from: str, reason: str) -> None:
@@ -153,4 +181,5 @@ def describe_key(entry: KeyEntry) -> dict[str, object]:
         "valid_until": format_utc(entry.valid_until) if entry.valid_until else None,
         "revoked_from": format_utc(entry.revoked_from) if entry.revoked_from else None,
         "revoke_reason": entry.revoke_reason or None,
+        "scope": list(entry.scope),
     }

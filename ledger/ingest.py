@@ -11,6 +11,9 @@ reason, named by its stage):
 5. key and role: the key is known, belongs to the actor, is valid at ``at`` (not before
    ``valid_from``, not rotated out, not revoked), and its role may sign the kind
    (``ledger.keyring``);
+   scope: the key may write where the event is written (``ledger.scope``);
+   time: ``at`` against the ledger's clock, never back within a stream, nothing more
+   from a key once its revocation is recorded (``ledger.clock``);
 6. signature;
 7. the judge of the stream's type (``ledger.judges``): the key ring, a table's
    lifecycle, a round (its game's engine, the RNG protocol, rulings), live equipment,
@@ -25,21 +28,32 @@ replay. The store's primary key settles races: of two writers appending the same
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from eventsourcing.persistence import PersistenceError
 
+from ledger.canonical import GENESIS_PREV
 from ledger.chain import link
-from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
+from ledger.clock import Clock, check_time
+from ledger.events import EventError, SignedEvent, parse_event, parse_json_line, sign_event
 from ledger.judges import World
 from ledger.keyring import load_keyring
-from ledger.kinds import KEYRING_STREAM
+from ledger.keys import Signer
+from ledger.kinds import KEYRING_STREAM, RECEIPT_STREAM
+from ledger.producer import ledger_origin
 from ledger.store import AlreadyStoredError, ConflictError, Store, StoreError
+from ledger.timeutil import format_utc, parse_utc
 
 MAX_BATCH_EVENTS = 200_000
+MAX_BATCH_BYTES = 32 * 1024 * 1024
+"""A batch is at most 200,000 events and 32 MiB of JSONL (and a line at most 64 KiB,
+``ledger.events.MAX_LINE_BYTES``): a batch is checked whole in memory before it is stored
+in one transaction, so its size is bounded in bytes as well as in lines. A larger file
+goes in as consecutive batches (``pitboss ingest --batch-size``)."""
 
 
 @dataclass
@@ -67,6 +81,7 @@ class IngestReport:
     rejections: list[Rejection] = field(default_factory=list)
     message: str = ""
     seconds: float = 0.0
+    received: str | None = None  # the ledger's receipt for the batch (ledger.receipt.v1), when one was written
 
     @property
     def ok(self) -> bool:
@@ -89,13 +104,20 @@ def _where(obj: Any) -> tuple[str | None, int | None]:
     )
 
 
-def parse_lines(lines: Iterable[str | bytes]) -> list[tuple[int, SignedEvent | Rejection]]:
+def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[tuple[int, SignedEvent | Rejection]]:
+    """Parse a batch's lines as they come (an iterable read lazily: a file is never held
+    whole as text), each line dropped once parsed. Past ``MAX_BATCH_EVENTS`` events or
+    ``MAX_BATCH_BYTES`` bytes the batch is refused ("size") and the rest is not read."""
     out: list[tuple[int, SignedEvent | Rejection]] = []
-    for no, line in enumerate(lines, start=1):
+    size = 0
+    for no, line in enumerate(lines, start=first_line):
+        size += len(line)
         if not line.strip():
             continue
-        if len(out) >= MAX_BATCH_EVENTS:
-            out.append((no, Rejection(no, None, None, "size", f"batch has more than {MAX_BATCH_EVENTS} events")))
+        if len(out) >= MAX_BATCH_EVENTS or size > MAX_BATCH_BYTES:
+            limit = (f"more than {MAX_BATCH_EVENTS} events" if len(out) >= MAX_BATCH_EVENTS
+                     else f"more than {MAX_BATCH_BYTES} bytes")
+            out.append((no, Rejection(no, None, None, "size", f"batch has {limit}: split it (--batch-size)")))
             break
         obj: Any = None
         try:
@@ -153,9 +175,12 @@ def _check_items(
         ev = item
         try:
             ev.check_hash()  # 3
+            before = world.head(ev.stream)
             check_chain(ev, world, refused)  # 4
             world.accept(ev)  # the chain holds: judge later events on their own merits
             entry = world.ring.authorize(ev)  # 5
+            world.check_scope(ev, entry)
+            check_time(ev, entry, before, world.clock)
             ev.check_signature(entry.verifier)  # 6
             world.judge(ev)  # 7
         except EventError as exc:
@@ -168,8 +193,9 @@ def _check_items(
     return events, rejections, replays
 
 
-def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]]) -> IngestReport:
-    return _ingest(store, items, World(store, load_keyring(store)))
+def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]], clock: Clock | None = None
+                  ) -> IngestReport:
+    return _ingest(store, items, World(store, load_keyring(store), clock))
 
 
 def _ingest(store: Store, items: list[tuple[int, SignedEvent | Rejection]], world: World) -> IngestReport:
@@ -212,18 +238,23 @@ class IngestSession:
     a long run (a day's import, the 100,000-round demo) holds one batch at a time. After
     a batch that is not stored the session starts afresh from the store."""
 
-    def __init__(self, store: Store, retries: int = 0, backoff: float = 0.5):
+    def __init__(self, store: Store, retries: int = 0, backoff: float = 0.5, clock: Clock | None = None,
+                 receipts: Signer | None = None):
         self.store = store
         self.retries, self.backoff = retries, backoff
+        self.clock = clock or Clock()
+        self.receipts = receipts
+        """The ledger's log key: after each stored batch the session writes a receipt
+        (``write_receipt``), the ledger's clock committed in the log."""
         self.attempts = 0  # every try, retries included (for reports)
         self._fresh()
 
     def _fresh(self) -> None:
         self.ring = load_keyring(self.store)
-        self.world = World(self.store, self.ring)
+        self.world = World(self.store, self.ring, self.clock)
         self._stale = False
 
-    def send(self, lines: list[str] | list[bytes]) -> IngestReport:
+    def send(self, lines: Iterable[str | bytes], first_line: int = 1) -> IngestReport:
         """One batch, stored whole or not at all. A database failure (connection dropped,
         server restarting) is retried ``retries`` times, waiting ``backoff`` seconds and
         doubling: safe, because a batch that was in fact committed before the failure comes
@@ -232,7 +263,7 @@ class IngestSession:
         assumed. (eventsourcing's PostgreSQL recorder also retries an insert whose connection
         dropped; when the first insert had committed, the store reports AlreadyStoredError
         and the batch is a "duplicate" too.)"""
-        items = parse_lines(lines)
+        items = parse_lines(lines, first_line)
         for attempt in range(self.retries + 1):
             self.attempts += 1
             try:
@@ -248,18 +279,58 @@ class IngestSession:
             if report.status != "failed" or attempt == self.retries:
                 break
             time.sleep(self.backoff * 2 ** attempt)
+        if report.status == "stored" and self.receipts is not None:
+            report.received = write_receipt(self.store, self.receipts, self.clock)
         if report.ok:
             self.world.forget_stored()
         elif report.status == "failed" or any(
                 not isinstance(it, Rejection) and it.stream == KEYRING_STREAM for _, it in items):
             self._stale = True  # re-read the store (and key ring) before the next batch
         else:
-            self.world = World(self.store, self.ring)
+            self.world = World(self.store, self.ring, self.clock)
         return report
 
 
-def ingest_batches(store: Store, batches: Iterable[list[str] | list[bytes]], retries: int = 0,
-                   backoff: float = 0.5) -> list[IngestReport]:
+def file_batches(lines: Iterable[bytes], batch_size: int | None) -> Iterator[Iterator[bytes]]:
+    """A file's lines as consecutive batches of ``batch_size`` lines (None: one batch),
+    each read lazily as it is ingested: the file is never held in memory whole."""
+    it = iter(lines)
+    while True:
+        try:
+            first = next(it)
+        except StopIteration:
+            return
+        if batch_size is None:
+            yield itertools.chain((first,), it)
+            return
+        yield itertools.chain((first,), itertools.islice(it, batch_size - 1))
+
+
+def write_receipt(store: Store, log: Signer, clock: Clock, attempts: int = 20) -> str | None:
+    """Append a ``ledger.receipt.v1`` signed by the ledger's log key: every event before it
+    in the log was received by the ledger's clock at or before its ``received``. Written
+    after the batch's own transaction (so concurrent writers never conflict on a batch
+    because of it); on a race for the receipt stream's next seq it re-reads and tries
+    again. None if it could not be written: the next receipt then covers the batch."""
+    for _ in range(attempts):
+        head = store.head(RECEIPT_STREAM)
+        now = format_utc(max(clock.now(), parse_utc(head.at)) if head is not None else clock.now())
+        ev = sign_event(log, ledger=ledger_origin(store), stream=RECEIPT_STREAM, seq=head.seq + 1 if head else 1,
+                        kind="ledger.receipt.v1", payload={"received": now},
+                        prev=head.hash if head else GENESIS_PREV, at=now)
+        try:
+            store.append([ev])
+        except (ConflictError, AlreadyStoredError):
+            continue
+        except (StoreError, PersistenceError):
+            return None
+        return now
+    return None
+
+
+def ingest_batches(store: Store, batches: Iterable[Iterable[str | bytes]], retries: int = 0,
+                   backoff: float = 0.5, clock: Clock | None = None, receipts: Signer | None = None
+                   ) -> list[IngestReport]:
     """Ingest consecutive batches, each atomic; stop at the first one not stored.
 
     For files too large to be one transaction (a day's export, an import): an
@@ -268,20 +339,35 @@ def ingest_batches(store: Store, batches: Iterable[list[str] | list[bytes]], ret
     one's checks in a thread was measured slower here: both compete for the GIL.)
     """
     reports: list[IngestReport] = []
-    session = IngestSession(store, retries, backoff)
+    session = IngestSession(store, retries, backoff, clock, receipts)
+    first_line = 1
     for lines in batches:
-        report = session.send(lines)
+        counted = _Counted(lines)
+        report = session.send(counted, first_line)
+        first_line += counted.n
         reports.append(report)
         if not report.ok:
             break
     return reports
 
 
-def ingest_lines(store: Store, lines: Iterable[str | bytes]) -> IngestReport:
-    return ingest_events(store, parse_lines(lines))
+class _Counted:
+    """Lines passed through, counted (for line numbers that run on across batches)."""
+
+    def __init__(self, lines: Iterable[str | bytes]):
+        self.lines, self.n = lines, 0
+
+    def __iter__(self) -> Iterator[str | bytes]:
+        for line in self.lines:
+            self.n += 1
+            yield line
 
 
-def ingest_signed(store: Store, events: Iterable[SignedEvent]) -> IngestReport:
+def ingest_lines(store: Store, lines: Iterable[str | bytes], clock: Clock | None = None) -> IngestReport:
+    return ingest_events(store, parse_lines(lines), clock)
+
+
+def ingest_signed(store: Store, events: Iterable[SignedEvent], clock: Clock | None = None) -> IngestReport:
     """Ingest events built in-process (they go through the same checks as JSONL)."""
     lines = [ev.to_json_line() for ev in events]
-    return ingest_lines(store, lines)
+    return ingest_lines(store, lines, clock)

@@ -1,7 +1,7 @@
 """The key ring as a pure state machine over the ``keyring`` stream.
 
-DESIGN.md "Trust model": register (actor, role, public key, allowed kinds, valid from),
-rotate, revoke from a time. Seq 1 of the key ring is the operator's house key
+DESIGN.md "Trust model": register (actor, role, public key, allowed kinds, valid from,
+scope), rotate, rescope, revoke from a time. Seq 1 of the key ring is the operator's house key
 registering itself (the trust anchor, which regulators pin out of band); every later
 key-ring event is signed by a house key valid at its time.
 
@@ -9,7 +9,9 @@ A key may sign an event only if, at the event's ``at``: the key is registered to
 event's actor, ``valid_from <= at``, ``at`` is before its rotation (``effective``) and
 before its revocation (``revoked_from``), and the kind is both allowed for the key's
 role (``ledger.kinds``) and listed in the key's ``kinds``. Events signed before a
-revocation time stay valid.
+revocation time stay valid. What the key may write is its scope (``ledger.scope``):
+given at registration (``key.register.v2``), kept by rotation, changed only by a
+house-signed ``key.scope.v1`` (in force from that event's time).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ledger.events import EventError, SignedEvent
 from ledger.keys import key_id_for
 from ledger.kinds import KEYRING_STREAM, KINDS, kinds_for_role
+from ledger.scope import describe, scope_problem
 from ledger.timeutil import parse_utc, parse_utc_trusted
 
 if TYPE_CHECKING:
@@ -41,6 +44,13 @@ class KeyEntry:
     revoked_from: datetime | None = None
     revoke_reason: str = ""
     registered_by: str = ""
+    scopes: list[tuple[datetime | None, tuple[str, ...]]] = field(default_factory=list)
+    """The key's scope over time: (from when, entries); the first holds from the start."""
+    revoked_at_seq: int | None = None
+    """The key-ring seq that recorded the revocation: from then on the ledger takes
+    nothing more from the key, whatever its ``at`` (``ledger.clock``)."""
+    revoked_at_row: int | None = None
+    """Verify's: the notification id of that key-ring event (``ledger.verify``)."""
     _verifier: list[Ed25519PublicKey] = field(default_factory=list, repr=False)
 
     @property
@@ -49,9 +59,30 @@ class KeyEntry:
             self._verifier.append(Ed25519PublicKey.from_public_bytes(self.public_key))
         return self._verifier[0]
 
+    @property
+    def scoped(self) -> bool:
+        """Whether the key was ever less than venue-wide (only then is its scope checked)."""
+        return any(entries != ("*",) for _, entries in self.scopes)
+
+    @property
+    def scope(self) -> tuple[str, ...]:
+        """The scope in force now (for ingest)."""
+        return self.scopes[-1][1] if self.scopes else ()
+
+    def scope_at(self, at: datetime) -> tuple[str, ...]:
+        """The scope in force at ``at`` (for verify, which judges each event at its time)."""
+        current = self.scopes[0][1] if self.scopes else ()
+        for since, entries in self.scopes:
+            if since is None or since <= at:
+                current = entries
+        return current
+
     def status_at(self, at: datetime) -> str | None:
-        """None if the key may sign at ``at``, else why not."""
-        if at < self.valid_from:
+        """None if the key may sign at ``at``, else why not. An importer key's events carry
+        the time of the imported hand, not of their signing, so its ``valid_from`` is not
+        compared with them; the ledger's clock judges them instead (``ledger.clock``: a
+        revoked importer key signs nothing more, and verify names any row stored after)."""
+        if at < self.valid_from and self.role != "importer":
             return f"key {self.key_id} is not yet valid at {_fmt(at)} (valid from {_fmt(self.valid_from)})"
         if self.valid_until is not None and at >= self.valid_until:
             return f"key {self.key_id} was rotated out at {_fmt(self.valid_until)}"
@@ -126,7 +157,7 @@ class KeyRing:
 
     def _bootstrap_entry(self, ev: SignedEvent) -> KeyEntry:
         p = ev.payload
-        if ev.seq != 1 or ev.kind != "key.register.v1" or p.get("role") != "house" or p.get("key_id") != ev.key_id:
+        if ev.seq != 1 or ev.kind != "key.register.v2" or p.get("role") != "house" or p.get("key_id") != ev.key_id:
             raise EventError(
                 "key", "the key ring must start with the house key registering itself (self-signed)"
             )
@@ -143,17 +174,20 @@ class KeyRing:
         extra = sorted(set(p["kinds"]) - allowed)
         if extra:
             raise EventError("rule", f"role {p['role']!r} may not sign kinds {extra}")
+        problem = scope_problem(p["role"], p["scope"])
+        if problem:
+            raise EventError("rule", f"scope: {problem}")
         return KeyEntry(
             key_id=p["key_id"], actor=p["actor"], role=p["role"], public_key=pub,
             kinds=frozenset(p["kinds"]), valid_from=parse_utc(p["valid_from"]),
-            registered_by=ev.key_id,
+            registered_by=ev.key_id, scopes=[(None, tuple(p["scope"]))],
         )
 
     def apply(self, ev: SignedEvent) -> None:
         """Apply an authorised key-ring event; EventError("rule") if it makes no sense."""
         p = ev.payload
         origin = ev.ledger if self.events == 0 else self.origin
-        if ev.kind == "key.register.v1":
+        if ev.kind == "key.register.v2":
             if p["key_id"] in self.keys:
                 raise EventError("rule", f"key {p['key_id']} is already registered")
             self.keys[p["key_id"]] = self._entry_from_register(ev)
@@ -170,10 +204,18 @@ class KeyRing:
             if effective < old.valid_from:
                 raise EventError("rule", "rotation takes effect before the old key was valid")
             old.valid_until = effective
-            self.keys[p["new_key_id"]] = KeyEntry(
+            self.keys[p["new_key_id"]] = KeyEntry(  # rotation keeps actor, role, kinds and scope
                 key_id=p["new_key_id"], actor=old.actor, role=old.role, public_key=pub,
-                kinds=old.kinds, valid_from=effective, registered_by=ev.key_id,
+                kinds=old.kinds, valid_from=effective, registered_by=ev.key_id, scopes=[(None, old.scope)],
             )
+        elif ev.kind == "key.scope.v1":
+            entry = self._existing(p["key_id"])
+            problem = scope_problem(entry.role, p["scope"])
+            if problem:
+                raise EventError("rule", f"scope: {problem}")
+            if tuple(p["scope"]) == entry.scope:
+                raise EventError("rule", f"key {entry.key_id} already has the scope {describe(p['scope'])}")
+            entry.scopes.append((parse_utc(ev.at), tuple(p["scope"])))
         elif ev.kind == "key.revoke.v1":
             entry = self._existing(p["key_id"])
             revoked_from = parse_utc(p["revoked_from"])
@@ -183,6 +225,8 @@ class KeyRing:
                 )
             entry.revoked_from = revoked_from
             entry.revoke_reason = p["reason"]
+            if entry.revoked_at_seq is None:
+                entry.revoked_at_seq = ev.seq
         else:  # pragma: no cover - kinds.py binds only key.* kinds to the keyring stream
             raise EventError("rule", f"{ev.kind} is not a key-ring event")
         self.origin = origin

@@ -87,13 +87,29 @@ JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
 
 # --- key ring (stream "keyring") ---------------------------------------------------
 
+ScopeEntry = Annotated[str, Field(max_length=170)]
+Scope = Annotated[list[ScopeEntry], Field(min_length=1, max_length=200)]
+"""What a key may write (``ledger.scope``): ``*`` (venue-wide) or ``table:``, ``shoe:``,
+``wheel:``, ``dice:``, ``tournament:`` ids, an id ending in ``*`` being a prefix."""
+
+
 class KeyRegister(Strict):
+    """``key.register.v2``: a key, its role, the kinds it may sign and its scope."""
     key_id: KeyId
     actor: Annotated[str, Field(pattern=r"^[A-Za-z0-9._@:/+-]{1,100}$")]
     role: Role
     public_key: HexKey
     kinds: Annotated[list[Annotated[str, Field(max_length=80)]], Field(min_length=1, max_length=200)]
     valid_from: UtcTime
+    """Not before the registration's own time less the allowed clock skew
+    (``ledger.clock``): a key cannot be registered into the past."""
+    scope: Scope
+
+
+class KeyScope(Strict):
+    """``key.scope.v1``: the house changes what a key may write, from this event on."""
+    key_id: KeyId
+    scope: Scope
 
 
 class KeyRotate(Strict):
@@ -143,8 +159,9 @@ class AccountLocation(Strict):
 # --- chips at a table (stream "chips:<table>") --------------------------------------
 
 class ChipsMovement(Strict):
-    """A player buys chips at the table from their account (``chips.buy_in``) or takes
-    them back to it (``chips.cash_out``)."""
+    """The cage issues chips to a player at a table from the player's account
+    (``chips.buy_in``) or redeems them back into it (``chips.cash_out``). Both move the
+    player's money at the cage, so only the cage signs them (issue 13 point 2)."""
     player: Ident
     amount: Amount
 
@@ -204,6 +221,15 @@ class LedgerCheckpoint(Strict):
     note: Annotated[str, Field(max_length=4000)]
 
 
+class LedgerReceipt(Strict):
+    """The ledger's clock (issue 13 point 3): written by ingest, signed by the ledger's
+    log key, after each batch it stores. Every event before it in the log was received by
+    the ledger at or before ``received`` (and after the previous receipt's); it is a leaf
+    of the log like any event, so every later checkpoint commits to it. The producer's
+    ``at`` is its own assertion; this is the ledger's."""
+    received: UtcTime
+
+
 @dataclass(frozen=True)
 class KindSpec:
     name: str
@@ -234,22 +260,33 @@ def kinds_for_role(role: str) -> list[str]:
 
 KEYRING_STREAM = "keyring"
 CHECKPOINT_STREAM = "ledger:checkpoints"
-SINGLE_STREAMS = {"keyring": KEYRING_STREAM, "ledger": CHECKPOINT_STREAM}
-"""Stream types with exactly one stream: a key-ring or checkpoint event anywhere else
-would be a second key ring or log that no reader follows."""
+RECEIPT_STREAM = "ledger:receipts"
+SINGLE_STREAMS = {"key.": KEYRING_STREAM, "ledger.checkpoint.": CHECKPOINT_STREAM,
+                  "ledger.receipt.": RECEIPT_STREAM}
+"""Kinds (by prefix) that live on exactly one stream: a key-ring, checkpoint or receipt
+event anywhere else would be a second key ring or log that no reader follows."""
 
-register_kind("key.register.v1", KeyRegister, "keyring", ("house",))
+
+def single_stream_of(kind: str) -> str | None:
+    for prefix, stream in SINGLE_STREAMS.items():
+        if kind.startswith(prefix):
+            return stream
+    return None
+
+register_kind("key.register.v2", KeyRegister, "keyring", ("house",))
+register_kind("key.scope.v1", KeyScope, "keyring", ("house",))
 register_kind("key.rotate.v1", KeyRotate, "keyring", ("house",))
 register_kind("key.revoke.v1", KeyRevoke, "keyring", ("house",))
 register_kind("cash.deposit.v1", CashMovement, "account", ("cage",))
 register_kind("cash.withdrawal.v1", CashMovement, "account", ("cage",))
 register_kind("cash.transfer.v1", CashTransfer, "account", ("cage",))
 register_kind("account.location.v1", AccountLocation, "account", ("cage", "game"))
-register_kind("chips.buy_in.v1", ChipsMovement, "chips", ("cage", "floor", "dealer", "table", "game"))
-register_kind("chips.cash_out.v1", ChipsMovement, "chips", ("cage", "floor", "dealer", "table", "game"))
+register_kind("chips.buy_in.v1", ChipsMovement, "chips", ("cage",))
+register_kind("chips.cash_out.v1", ChipsMovement, "chips", ("cage",))
 register_kind("chips.count.v1", ChipsCount, "chips", ("floor", "dealer", "table", "game"))
 register_kind("table.open.v1", TableOpen, "table", ("floor", "table", "game", "importer"))
 register_kind("table.close.v1", TableClose, "table", ("floor", "table", "game", "importer"))
 register_kind("round.open.v1", RoundOpen, "round", ROUND_PRODUCERS)
 register_kind("round.close.v1", RoundClose, "round", ROUND_PRODUCERS)
 register_kind("ledger.checkpoint.v1", LedgerCheckpoint, "ledger", ("ledger",))
+register_kind("ledger.receipt.v1", LedgerReceipt, "ledger", ("ledger",))

@@ -9,7 +9,11 @@ For every stored event, in notification order:
 - hash: recomputed from the canonical body;
 - signature: Ed25519 by the key it names;
 - key and role: the key ring (rebuilt from its own stream) allows that key, for that
-  actor, kind and time (revocations apply to every event at or after their time);
+  actor, kind and time (revocations apply to every event at or after their time, and to
+  every row stored after the revocation was recorded, whatever its time: ingest takes
+  nothing more from a revoked key, ``ledger.clock``);
+- scope: the key may write where the event is (``ledger.scope``), by the scope in force
+  at the event's time; a round event is at the table its round.open names;
 - chain: seq follows 1, 2, 3... within the stream and ``prev`` is the previous hash;
 - tree: the RFC 9162 root after each checkpointed size equals that checkpoint's root,
   for checkpoints stored in the ledger and published as files; a checkpoint larger than
@@ -37,7 +41,7 @@ from cryptography.exceptions import InvalidSignature
 from ledger.canonical import canonical_json, event_hash
 from ledger.chain import link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
-from ledger.keyring import KeyRing
+from ledger.keyring import KeyEntry, KeyRing
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.log.merkle import CompactRange, leaf_hash
 from ledger.log.note import (
@@ -47,7 +51,9 @@ from ledger.log.note import (
     open_checkpoint,
     verifier_key,
 )
+from ledger.scope import covers, describe, place_of
 from ledger.store import DatabaseURL, Store
+from ledger.timeutil import parse_utc_trusted
 
 PARALLEL_THRESHOLD = 4000
 CHUNK = 2000
@@ -111,6 +117,10 @@ class RangeResult:
     last: dict[str, tuple[int, str]]  # stream -> (seq, hash) of its last event here
     problems: list[ProblemRow]
     starts: list[tuple[str, int]]  # streams whose first event here is seq 1, its link checked here
+    opens: dict[str, str] = field(default_factory=dict)  # round stream -> its table, for round.opens here
+    deferred: list[tuple[str, int, int, str, str]] = field(default_factory=list)
+    """(stream, seq, notification id, key id, at) of round events by a scoped key whose
+    round.open is in an earlier range: the parent checks their scope."""
 
 
 def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None) -> None:
@@ -119,9 +129,27 @@ def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Stor
     _W["deep"] = deep
 
 
+def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str, round_table: str | None
+                     ) -> tuple[str, str] | None:
+    """("scope", reason) if ``entry``'s scope at ``at`` does not reach the event."""
+    if entry is None:
+        return None
+    try:
+        scope = entry.scope_at(parse_utc_trusted(at))
+    except (ValueError, TypeError):
+        return None  # the key check names an unreadable time
+    place = place_of(stream, payload if isinstance(payload, dict) else {}, round_table)
+    if covers(scope, place):
+        return None
+    return ("scope", f"untrusted: key {entry.key_id} ({entry.role}) may write only at {describe(scope)}, not at"
+                     f" {place or 'a venue-level stream'}")
+
+
 def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, deep: bool,
-               problems: list[tuple[str, str]]) -> tuple[str, str]:
-    """Check one stored event; append its problems; return (claimed hash, prev)."""
+               problems: list[tuple[str, str]], nid: int = 0, opens: dict[str, str] | None = None,
+               deferred: list[tuple[str, int, int, str, str]] | None = None) -> tuple[str, str]:
+    """Check one stored event; append its problems; return (claimed hash, prev). A round
+    event whose round.open is not in ``opens`` (this range's) goes to ``deferred``."""
     try:
         d = orjson.loads(state)
         claimed, sig, key_id = d.pop("hash"), d.pop("sig"), d["key_id"]
@@ -158,8 +186,31 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
             ring.check_ledger(d["ledger"])
             ring.authorize_fields(key_id, d["actor"], kind, d["at"])
+            if entry is not None and entry.revoked_at_row is not None and nid > entry.revoked_at_row:
+                raise EventError("key", f"stored after the key ring recorded this key's revocation (row"
+                                        f" {entry.revoked_at_row}): ingest takes nothing more from such a key, so this"
+                                        " row was written behind its back")
     except EventError as exc:
         problems.append((exc.check, exc.reason if exc.check != "key" else f"untrusted: {exc.reason}"))
+    if entry is not None and entry.scoped and stream != KEYRING_STREAM:
+        payload = d.get("payload")
+        if stream.startswith("round:") and kind != "round.open.v1":
+            table = opens.get(stream) if opens is not None else None
+            if table is None:
+                if deferred is not None:
+                    deferred.append((stream, seq, nid, key_id, d["at"]))
+            else:
+                problem = scope_problem_at(entry, stream, payload, d["at"], table)
+                if problem:
+                    problems.append(problem)
+        else:
+            problem = scope_problem_at(entry, stream, payload, d["at"], None)
+            if problem:
+                problems.append(problem)
+    if kind == "round.open.v1" and opens is not None and isinstance(d.get("payload"), dict):
+        table = d["payload"].get("table")
+        if isinstance(table, str):
+            opens[stream] = table
     if entry is not None:
         try:
             entry.verifier.verify(bytes.fromhex(sig), digest or bytes.fromhex(claimed))
@@ -181,8 +232,10 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     starts: list[tuple[str, int]] = []
     out: list[ProblemRow] = []
     problems: list[tuple[str, str]] = []  # the current row's, emptied after each row
+    opens: dict[str, str] = {}
+    deferred: list[tuple[str, int, int, str, str]] = []
     for nid, stream, seq, kind, state in rows:
-        claimed, prev = _check_row(stream, seq, kind, state, ring, deep, problems)
+        claimed, prev = _check_row(stream, seq, kind, state, ring, deep, problems, nid, opens, deferred)
         try:
             leaves += leaf_hash(bytes.fromhex(claimed)) if len(claimed) == 64 else leaf_hash(claimed.encode())
         except ValueError:
@@ -207,7 +260,7 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
         if problems:
             out.extend((c, r, stream, seq, nid) for c, r in problems)
             problems.clear()
-    return RangeResult(len(rows), bytes(leaves), first, last, out, starts)
+    return RangeResult(len(rows), bytes(leaves), first, last, out, starts, opens, deferred)
 
 
 def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple[str, str] | None:
@@ -294,6 +347,21 @@ def _results(store: Store, ring: KeyRing, max_id: int, workers: int, deep: bool)
         gc.unfreeze()
 
 
+def _note_revocations(store: Store, ring: KeyRing) -> None:
+    """Each revoked key's ``revoked_at_row``: the notification id of the key-ring event that
+    first recorded its revocation."""
+    for row in store.rows_of_kind("key.revoke.v1"):
+        if row.stream != KEYRING_STREAM:
+            continue
+        try:
+            key_id = orjson.loads(row.state)["payload"]["key_id"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        entry = ring.keys.get(key_id)
+        if entry is not None and entry.revoked_at_seq is not None and entry.revoked_at_row is None:
+            entry.revoked_at_row = row.notification_id
+
+
 def verify_ledger(
     store: Store,
     *,
@@ -306,6 +374,7 @@ def verify_ledger(
     started = time.perf_counter()
     report = VerifyReport()
     ring = _keyring(store, report)
+    _note_revocations(store, ring)
     house = ring.anchor
     report.anchor = house.public_key.hex() if house else None
     if anchor is not None:
@@ -322,10 +391,16 @@ def verify_ledger(
     max_id = store.max_notification_id()
 
     heads: dict[str, tuple[int, str]] = {}
+    round_table: dict[str, str] = {}
     tree = CompactRange()
     for part in _results(store, ring, max_id, workers, deep):
         for check, reason, stream, seq, nid in part.problems:
             report.add(Problem(check, reason, stream, seq, nid))
+        round_table.update(part.opens)
+        for stream, seq, nid, key_id, at in part.deferred:
+            problem = scope_problem_at(ring.keys.get(key_id), stream, {}, at, round_table.get(stream, ""))
+            if problem:
+                report.add(Problem(problem[0], problem[1], stream, seq, nid))
         for stream, nid in part.starts:
             if stream in heads:
                 report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or repeated",

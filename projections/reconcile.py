@@ -33,11 +33,15 @@
 7. the AML scan (``projections.aml``): the day's flags are listed in the report; they are
    findings for compliance, not discrepancies, so they do not fail the day.
 
-The gaming day is the UTC date (a round belongs to the day it closed).
+The gaming day is the UTC date (a round belongs to the day it closed). A day's events are
+those dated that day and those the ledger received that day (its receipts,
+``ledger.receipt.v1``) though dated another: those late arrivals are listed, and
+reconciled with the day they arrived, so no event escapes every day's reconciliation.
 """
 
 from __future__ import annotations
 
+import bisect
 import tempfile
 import time
 from collections.abc import Callable
@@ -49,6 +53,8 @@ import orjson
 from ledger.events import EventError, event_from_stored
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
+from ledger.keyring import KeyRing, load_keyring
+from ledger.kinds import RECEIPT_STREAM
 from ledger.refs import event_ref
 from ledger.store import DatabaseURL, Store
 from ledger.timeutil import gaming_day
@@ -92,6 +98,13 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
         else:
             discrepancies.append(item)
 
+    # the ledger's clock (ledger.receipt.v1): an event was received by the first receipt after it in the log
+    receipts = [(row.notification_id, orjson.loads(row.state)["payload"]["received"])
+                for row in store.rows_of_kind("ledger.receipt.v1") if row.stream == RECEIPT_STREAM]
+    receipt_ids = [nid for nid, _ in receipts]
+    late: list[dict[str, Any]] = []
+    unreceipted = 0
+
     say(f"replaying the rounds closed on {day}; following the chips at every table")
     closed: list[str] = []
     day_events = 0
@@ -100,12 +113,30 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     rulings = RulingBook()
     ended: list[str] = []  # tournaments that ended on the day
     round_table: dict[str, str] = {}
+    imported: set[str] = set()
+    try:
+        ring = load_keyring(store)
+    except EventError:  # a key ring altered behind ingest's back: verify names it; no table counts as imported
+        ring = KeyRing()
     for row in store.rows():
         obj = orjson.loads(row.state)
-        on_day = gaming_day(obj["at"]) == day
+        dated = gaming_day(obj["at"])
+        k = bisect.bisect_left(receipt_ids, row.notification_id)
+        received = receipts[k][1] if k < len(receipts) else None
+        unreceipted += received is None
+        # a day's events are those dated that day and those the ledger received that day, dated otherwise:
+        # an event that arrives late is reconciled with the day it arrived (issue 13 point 3)
+        on_day = dated == day or (received is not None and gaming_day(received) == day)
+        if on_day and dated != day:
+            late.append({"event": event_ref(row.stream, row.seq), "kind": row.kind, "at": obj["at"],
+                         "received": received})
         day_events += on_day
         if row.stream.startswith("chips:"):
             book.chip_event(event_from_stored(row.state))
+            continue
+        if row.kind == "table.open.v1" and ring.keys.get(obj["key_id"]) is not None \
+                and ring.keys[obj["key_id"]].role == "importer":
+            imported.add(row.stream.split(":", 1)[1])  # an imported hand history: evidence, in its own unit
             continue
         if row.kind == "round.open.v1":
             round_table[row.stream] = obj["payload"]["table"]
@@ -134,8 +165,10 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
             if total != 0:
                 problems.append({"check": "conservation", "stream": row.stream, "seq": events[-1].seq,
                                  "reason": f"players' results and the house's take sum to {total}, not 0"})
-        if tracked:  # a round the rules refuse moves no chips here; its problem is named above (on its day)
-            book.round_closed(events[-1], round_table[row.stream], money.nets if money and not problems else {})
+        table = round_table.get(row.stream, "")
+        if table not in imported and (tracked or on_day):
+            # a round the rules refuse moves no chips here; its problem is named above (on its day)
+            book.round_closed(events[-1], table, money if money and not problems else None)
         if on_day:
             closed.append(row.stream)
             discrepancies += problems
@@ -193,8 +226,12 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
         "untrusted_confirmed": addressed,
         "tournaments": tournament_report,
         "tables": [t.to_json() for t in sorted(book.days.values(), key=lambda t: t.table)],
+        "late_arrivals": late,
         "not_checked": [f"table chips: {t.table} recorded chip movements on {day} but no count"
                         for t in sorted(book.days.values(), key=lambda t: t.table) if not t.counts]
+                       + ([f"received time: {unreceipted} events have no ledger receipt after them (ingested without"
+                           " the ledger's log key, or after the last receipt): they count by their own date only"]
+                          if unreceipted else [])
                        + [f"aml: {n}" for n in NOT_COVERED],
         "discrepancies": discrepancies,
         "seconds": round(time.perf_counter() - started, 3),

@@ -5,8 +5,12 @@ Tables that record chip movements (``chips:<table>``: ``chips.buy_in``,
 ``chips.cash_out``, ``chips.count``) are followed in ledger order: each player's chips
 at the table rise with a buy-in and their round results there and fall with a cash-out.
 A count (``chips.count.v1``, e.g. at a table's close) must show exactly what the
-ledger says each player holds; a cash-out of more than the player holds, or a round
-that leaves a player with fewer than zero chips, is a discrepancy too. Results are the
+ledger says each player holds; a cash-out of more than the player holds, a seat that
+starts a round with more chips than the player holds there (a poker starting stack, or
+the bets of a banked game), a wager at a table where the cage issued no chips, or a
+round that leaves a player with fewer than zero chips, is a discrepancy too (issue 13
+point 2: money reaches a table only through the cage). Imported hand histories are
+evidence in their own unit and are not followed here. Results are the
 engines' own (``projections.money``), so a house win leaves the players' chips and a
 poker rake leaves the pot.
 
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.events import SignedEvent
+from ledger.games import RoundMoney
 from ledger.refs import event_ref
 from ledger.timeutil import gaming_day
 
@@ -90,8 +95,27 @@ class ChipBook:
                 today.counts.append({"event": event_ref(ev.stream, ev.seq), "counted": sum(counted.values()),
                                      "ledger": sum(stacks.values())})
 
-    def round_closed(self, ev: SignedEvent, table: str, nets: dict[str, int]) -> None:
+    def round_closed(self, ev: SignedEvent, table: str, money: RoundMoney | None) -> None:
+        """A round closed at ``table`` (``money``: what it did, None when the rules refuse
+        it). Chips at a table come only from the cage (``chips.buy_in``, issue 13 point 2):
+        no seat starts with more than the player holds there; at a table where the cage
+        issued no chips at all, nobody plays for money."""
+        if table not in self.chips:
+            if money is not None:
+                for player in sorted(p for p, n in money.wagered.items() if n):
+                    self._problem(ev, f"{player} wagers {money.wagered[player]} at {table}, where the cage issued no"
+                                      " chips (chips.buy_in): money at a table comes only from the cage")
+            return
         stacks = self.chips[table]
+        nets = money.nets if money is not None else {}
+        if money is not None:
+            for player in sorted(set(money.brought) | set(money.wagered)):
+                brought = money.brought[player] if player in money.brought else money.wagered[player]
+                if brought is None or brought > stacks.get(player, 0):
+                    what = "an unrecorded stack" if brought is None else f"{brought} chips"
+                    self._problem(ev, f"{player} starts the round at {table} with {what} but holds"
+                                      f" {stacks.get(player, 0)} there (buy-ins − cash-outs + results): a seat may not"
+                                      " start with more than the chips the cage issued to the player")
         today = self._today(table, ev.at)
         for player, net in sorted(nets.items()):
             stacks[player] += net

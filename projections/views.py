@@ -13,7 +13,9 @@ Views:
   results, rounds played. The balance (what the house owes the player, at the cage and
   in chips) is deposits − withdrawals + transfers in − out + tournaments + compensation
   − fines + game results (issue #5 point 3); buying chips moves money from the cage to a
-  table without changing it.
+  table without changing it. Rounds at a table opened by an importer key (an imported
+  hand history) are evidence in the hand's own unit: they move no player's money
+  (issue 13 point 2).
 - ``chips``: per table, player and currency: chips bought in, cashed out, and the
   player's results at that table; chips in play = bought − cashed + results (on tables
   that record buy-ins, ``chips:<table>`` streams).
@@ -32,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.events import SignedEvent
+from ledger.events import EventError, SignedEvent
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import RoundState, walk
 from ledger.timeutil import gaming_day
@@ -77,7 +79,8 @@ class Context:
         self._rounds: dict[str, tuple[RoundState, SignedEvent, dict[str, Any] | None]] = {}
         self._events: dict[str, list[SignedEvent]] = {}
         self._tournaments: dict[str, tuple[int, Any, Any]] = {}
-        self._currency: dict[str, list[tuple[str, str]]] = {}
+        self._currency: dict[str, list[tuple[str, str, bool]]] = {}
+        self._ring: Any = None
 
     def closed_round(self, stream: str) -> tuple[RoundState, SignedEvent, dict[str, Any] | None]:
         """(the round's state, its round.open event, the engine's outcome) at its close."""
@@ -112,13 +115,34 @@ class Context:
         self.closed_round(stream)
         return self._events[stream]
 
+    def _opened(self, table: str, at: str) -> tuple[str, str, bool] | None:
+        """(at, currency, imported) of the table's opening in force at ``at``."""
+        if table not in self._currency:
+            if self._ring is None:
+                from ledger.keyring import KeyRing, load_keyring
+
+                try:
+                    self._ring = load_keyring(self.store)
+                except EventError:  # altered behind ingest's back: verify names it
+                    self._ring = KeyRing()
+            keys = self._ring.keys
+            self._currency[table] = [
+                (ev.at, ev.payload["currency"], ev.key_id in keys and keys[ev.key_id].role == "importer")
+                for ev in self.store.stream_events(f"table:{table}") if ev.kind == "table.open.v1"]
+        opened = [o for o in self._currency[table] if o[0] <= at]
+        return opened[-1] if opened else (self._currency[table][0] if self._currency[table] else None)
+
     def currency(self, table: str, at: str) -> str:
         """The currency of the table as opened at or before ``at``."""
-        if table not in self._currency:
-            self._currency[table] = [(ev.at, ev.payload["currency"]) for ev in self.store.stream_events(f"table:{table}")
-                                     if ev.kind == "table.open.v1"]
-        opened = [c for when, c in self._currency[table] if when <= at]
-        return opened[-1] if opened else (self._currency[table][0][1] if self._currency[table] else "?")
+        opened = self._opened(table, at)
+        return opened[1] if opened else "?"
+
+    def imported(self, table: str, at: str) -> bool:
+        """Whether the table was opened by an importer key: an imported hand history, whose
+        results are evidence in the hand's own unit and move no player's money (issue 13
+        point 2)."""
+        opened = self._opened(table, at)
+        return bool(opened and opened[2])
 
 
 ACCOUNT_COLUMNS = ("deposits", "withdrawals", "transfers_in", "transfers_out", "buy_ins", "cash_outs", "tournaments",
@@ -167,6 +191,8 @@ class AccountsView(View):
                     for key, amount in sorted(tournaments.cash_effects(before, ev.kind, p, after).items())]
         if ev.kind == "round.close.v1":
             rs, opening, outcome = ctx.closed_round(ev.stream)
+            if ctx.imported(opening.payload["table"], opening.at):
+                return []
             money = round_money(rs.game, outcome, p["status"])
             currency = ctx.currency(opening.payload["table"], opening.at)
             results: list[Add | Put] = [Add("accounts", (player, currency), _account("game_net", net)[:-1] + (1,))
@@ -190,8 +216,10 @@ class ChipsView(View):
                         (amount, 0, 0) if ev.kind == "chips.buy_in.v1" else (0, amount, 0))]
         if ev.kind == "round.close.v1":
             rs, opening, outcome = ctx.closed_round(ev.stream)
-            money = round_money(rs.game, outcome, ev.payload["status"])
             table = opening.payload["table"]
+            if ctx.imported(table, opening.at):
+                return []
+            money = round_money(rs.game, outcome, ev.payload["status"])
             currency = ctx.currency(table, opening.at)
             return [Add("chips", (table, player, currency), (0, 0, net)) for player, net in sorted(money.nets.items())]
         return []

@@ -90,6 +90,14 @@ def ledger(db_url: str, tmp_path: Path) -> Iterator[Ledger]:
         store.close()
 
 
+@pytest.fixture
+def past_dated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For tests that record nights on fixed past dates (tournament clocks, 12-hour seat
+    windows, two gaming days): the ledger's clock allows them (``PITBOSS_MAX_SKEW``,
+    ``ledger.clock``). The time rules themselves are tested with the real clock."""
+    monkeypatch.setenv("PITBOSS_MAX_SKEW", str(20 * 365 * 86400))
+
+
 def dump_rows(store: Store) -> list[tuple[object, ...]]:
     """Every stored column of every row: equal dumps mean a byte-for-byte equal store."""
     table = store.events_table

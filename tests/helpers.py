@@ -14,6 +14,16 @@ from ledger.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 """The repository's top folder."""
 
+EVERY_TABLE = ["table:*", "shoe:*", "wheel:*", "dice:*", "tournament:*", "account:*"]
+"""A producer key's scope (``ledger.scope``) for tests that are not about scope: every
+table, piece of equipment, tournament and account (its role still limits its kinds), but
+no venue-level stream."""
+
+
+def scope_for(role: str) -> list[str] | None:
+    """The venue roles' default scope, or ``EVERY_TABLE`` for a producer role."""
+    return None if role in ("house", "ledger", "cage", "floor") else EVERY_TABLE
+
 
 @dataclass
 class Producers:
@@ -25,7 +35,7 @@ class Producers:
 def make_producers(ledger) -> Producers:  # type: ignore[no-untyped-def]
     return Producers(
         floor=create_key(ledger.store, ledger.keys, "floor:ana", "floor"),
-        dealer=create_key(ledger.store, ledger.keys, "dealer:bo", "dealer"),
+        dealer=create_key(ledger.store, ledger.keys, "dealer:bo", "dealer", scope=EVERY_TABLE),
         cage=create_key(ledger.store, ledger.keys, "cage:main", "cage"),
     )
 
@@ -66,7 +76,7 @@ def ingest(store: Store, lines: list[str]) -> IngestReport:
 def open_table(ledger, table: str, game: str, seats: int = 8) -> Signer:  # type: ignore[no-untyped-def]
     """Register a floor and a dealer key, open ``table`` for ``game``; return the dealer."""
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
+    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer", scope=EVERY_TABLE)
     b = BatchBuilder.for_store(ledger.store)
     b.add(floor, f"table:{table}", "table.open.v1", {"game": game, "seats": seats, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"

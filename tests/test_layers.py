@@ -13,9 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 CORE = ("ledger.canonical", "ledger.timeutil", "ledger.keys", "ledger.kinds", "ledger.events", "ledger.refs",
-        "ledger.chain", "ledger.keyring", "ledger.producer", "ledger.store")
+        "ledger.chain", "ledger.scope", "ledger.keyring", "ledger.clock", "ledger.producer", "ledger.store")
 PURE = ("ledger.canonical", "ledger.timeutil", "ledger.kinds", "ledger.events", "ledger.refs", "ledger.chain",
-        "ledger.keys")  # the core without storage: what the pure layers (games, the log's maths) build on
+        "ledger.keys", "ledger.scope")  # the core without storage: what the pure layers (games, the log's maths) build on
 LOG = ("ledger.log.merkle", "ledger.log.note", "ledger.log.proofs")
 GAMES = ("ledger.games",)
 RULES = GAMES + ("ledger.judges", "ledger.rng")

@@ -62,6 +62,11 @@ class RoundMoney:
 
     nets: dict[str, int] = field(default_factory=dict)  # player -> net result
     wagered: dict[str, int] = field(default_factory=dict)  # player -> amount put at risk
+    brought: dict[str, int | None] = field(default_factory=dict)
+    """player -> the chips the seat starts the round with, where the game says (a poker
+    seat's starting stack; None: not recorded). Elsewhere what the player wagered. At a
+    table with a chip book no seat brings more than the player holds there
+    (``projections.table_chips``, issue 13 point 2)."""
     staked: int = 0
     paid: int = 0
     commission: int = 0

@@ -953,6 +953,7 @@ class PokerEngine(EngineDefaults):
         for seat in outcome.get("seats", []):
             out.nets[seat["player"]] = out.nets.get(seat["player"], 0) + seat["net"]
             out.wagered[seat["player"]] = out.wagered.get(seat["player"], 0) + seat.get("put_in", 0)
+            out.brought[seat["player"]] = seat.get("starting_stack")
         out.rake = sum(p["rake"] for p in outcome.get("pots", []))
         out.staked = sum(p["amount"] for p in outcome.get("pots", []))
         out.paid = out.staked - out.rake

@@ -18,11 +18,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ledger.clock import Clock
 from ledger.games import RuleViolation
 from ledger.games.poker import PokerEngine, final_stacks
 from ledger.importers.phh import PhhError, hand_events, load_hands
-from ledger.ingest import ingest_lines
-from ledger.keys import KeyDirectory
+from ledger.ingest import ingest_lines, write_receipt
+from ledger.keys import KeyDirectory, Signer
 from ledger.producer import BatchBuilder
 from ledger.sim.sample import producer_signer
 from ledger.store import Store
@@ -38,9 +39,10 @@ def round_id_for(source: str, hand: dict[str, Any]) -> str:
 
 
 def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
-                 progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
-    """One result per input hand: {"source", "round"} or {"source", "error"} (in input order)."""
-    signer = producer_signer(store, keys, IMPORTER, "importer")
+                 progress: Callable[[int], None] | None = None, receipts: Signer | None = None) -> list[dict[str, Any]]:
+    """One result per input hand: {"source", "round"} or {"source", "error"} (in input order).
+    With ``receipts`` (the ledger's log key) the ledger's receipt follows the import."""
+    signer = producer_signer(store, keys, IMPORTER, "importer", [f"table:{TABLE}"])
     results: list[dict[str, Any]] = []
     pending: list[tuple[int, str, dict[str, Any], list[tuple[str, dict[str, Any]]]]] = []
     for path in paths:
@@ -75,6 +77,8 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
         done += len(chunk)
         if progress:
             progress(done)
+    if pending and receipts is not None:  # the ledger's clock for what was imported (ledger.receipt.v1)
+        write_receipt(store, receipts, Clock())
     return results
 
 

@@ -28,10 +28,12 @@ import pkgutil
 from collections.abc import Iterable
 from typing import Any
 
-from ledger.events import SignedEvent
-from ledger.keyring import KeyRing
+from ledger.clock import Clock
+from ledger.events import EventError, SignedEvent
+from ledger.keyring import KeyEntry, KeyRing
 from ledger.kinds import stream_type_of
 from ledger.refs import parse_ref
+from ledger.scope import covers, describe, place_of
 from ledger.store import Store
 
 
@@ -80,9 +82,10 @@ class World:
     from the store once, then advanced with every accepted event). One per ingest run
     (``ledger.ingest.IngestSession``): a long run holds one batch's events at a time."""
 
-    def __init__(self, store: Store, ring: KeyRing):
+    def __init__(self, store: Store, ring: KeyRing, clock: Clock | None = None):
         self.store = store
         self.ring = ring
+        self.clock = clock or Clock()
         self.heads: dict[str, SignedEvent | None] = {}
         self.pending: dict[tuple[str, int], SignedEvent] = {}
         self.states: dict[str, Any] = {}
@@ -109,6 +112,21 @@ class World:
         """The event a ``stream#seq`` reference names, if the ledger (or the run) has it."""
         stream, seq = parse_ref(ref)
         return self.event_at(stream, seq)
+
+    def check_scope(self, ev: SignedEvent, entry: KeyEntry) -> None:
+        """Stage "scope" of ingest (``ledger.scope``): the key may write where ``ev`` is
+        written; a round event is at its round's table, as its accepted round.open says."""
+        round_table = None
+        if ev.stream.startswith("round:") and ev.kind != "round.open.v1":
+            rs = self.state(ev.stream, before=ev.seq)
+            round_table = getattr(rs, "table", None) or ""
+        place = place_of(ev.stream, ev.payload, round_table)
+        if covers(entry.scope, place):
+            return
+        where = ("a venue-level stream" if place is None else
+                 f"round {ev.stream} of an unknown table (no accepted round.open)" if place == "table:" else place)
+        raise EventError("scope", f"key {entry.key_id} ({entry.role}) may write only at {describe(entry.scope)};"
+                                  f" {ev.kind} on {ev.stream} is at {where}")
 
     def role_of(self, ev: SignedEvent) -> str:
         return self.ring.keys[ev.key_id].role

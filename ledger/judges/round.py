@@ -44,6 +44,7 @@ class RoundState:
     compensation: tuple[tuple[str, int], ...] = ()  # what the house pays, by ruling (001 dealing misses)
     disconnected: str | None = None  # when a player dropped out of an online casino round (000)
     closed: str | None = None  # the status it closed with, once closed
+    table: str = ""  # the table its round.open names (where the round is, for key scopes: ledger.scope)
 
 
 def open_round(ev: SignedEvent) -> RoundState:
@@ -53,7 +54,7 @@ def open_round(ev: SignedEvent) -> RoundState:
     rng = ev.payload.get("source") == "rng"
     if rng and engine is None:
         raise RuleViolation(f"{game} has no engine, so its draws cannot be derived from an RNG seed")
-    return RoundState(ev.stream, game, engine, st, rng=rng)
+    return RoundState(ev.stream, game, engine, st, rng=rng, table=ev.payload["table"])
 
 
 def step(rs: RoundState, ev: SignedEvent) -> RoundState:

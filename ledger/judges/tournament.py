@@ -179,9 +179,10 @@ class TournamentEnd(Strict):
 
 
 register_kind("tournament.open.v1", TournamentOpen, "tournament", ROLES)
-register_kind("tournament.register.v1", TournamentEntry, "tournament", ROLES)
+# An entry or a stake takes the player's money at the cage: the cage signs it (issue 13 point 2)
+register_kind("tournament.register.v1", TournamentEntry, "tournament", ("cage",))
 register_kind("tournament.unregister.v1", TournamentPlayer, "tournament", ROLES)
-register_kind("tournament.stake.v1", TournamentStake, "tournament", ROLES)
+register_kind("tournament.stake.v1", TournamentStake, "tournament", ("cage",))
 register_kind("tournament.start.v1", TournamentStart, "tournament", ROLES)
 register_kind("tournament.registration_closed.v1", TournamentRegClosed, "tournament", ROLES)
 register_kind("tournament.eliminate.v1", TournamentEliminate, "tournament", ROLES)

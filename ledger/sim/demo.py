@@ -25,8 +25,9 @@ from ledger import rng as rngmod
 from ledger.games import ENGINES, DemoTable, Engine, RoundMoney, play_events
 from ledger.games.cards import deck
 from ledger.games.poker import random_hand
-from ledger.house import PublicDir
+from ledger.house import PublicDir, active_signer
 from ledger.ingest import IngestSession
+from ledger.keyring import load_keyring
 from ledger.keys import KeyDirectory
 from ledger.log.checkpoints import create_checkpoint
 from ledger.producer import BatchBuilder
@@ -48,7 +49,7 @@ def round_nets(game: str, rules: dict[str, Any], events: list[tuple[str, dict[st
 
 
 class _Chips:
-    """Each player's chips at each table: a buy-in (in units of 10,000) before any round
+    """Each player's chips at each table: a buy-in at the cage (in units of 10,000) before any round
     the player could not cover, the round's results after; at the end a count, the
     cash-outs and the table's close. And each player's money at the cage: a buy-in, a
     tournament entry or a withdrawal is never more than the account holds (reconciliation
@@ -79,13 +80,14 @@ class _Chips:
 
     def cover(self, table: str, money: RoundMoney) -> None:
         stacks = self.stacks.setdefault(table, {})
-        for player in sorted(money.nets):
-            need = max(money.wagered.get(player, 0), -money.nets[player])
+        for player in sorted(set(money.nets) | set(money.brought)):
+            # a seat starts with what the player holds there (a poker starting stack): projections.table_chips
+            need = max(money.brought.get(player) or 0, money.wagered.get(player, 0), -money.nets.get(player, 0))
             have = stacks.get(player, 0)
             if have < need:
                 amount = BUY_IN_UNIT * -(-(need - have) // BUY_IN_UNIT)
                 self.fund(player, amount)
-                self.b.add(self.signer, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": amount})
+                self.b.add(self.cage_signer, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": amount})
                 self.pay(player, amount)
                 stacks[player] = have + amount
 
@@ -107,7 +109,7 @@ class _Chips:
         if table in self.stacks:
             self.b.add(self.signer, f"chips:{table}", "chips.count.v1", {"stacks": stacks})
             for player, n in stacks.items():
-                self.b.add(self.signer, f"chips:{table}", "chips.cash_out.v1", {"player": player, "amount": n})
+                self.b.add(self.cage_signer, f"chips:{table}", "chips.cash_out.v1", {"player": player, "amount": n})
                 self.pay(player, -n)
         self.b.add(self.signer, f"table:{table}", "table.close.v1", {"reason": "end of the gaming night"})
 
@@ -156,10 +158,13 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     rng = random.Random(seed)
     base = store.max_notification_id()
     tag = f"d{seed}-{base}"
-    who = {role: producer_signer(store, keys, f"{role}:demo", role)
+    # producers write only at this night's tables, equipment and tournament (ledger.scope)
+    night = [f"{kind}:{tag}-*" for kind in ("table", "shoe", "wheel", "dice", "tournament")]
+    scopes = {"floor": None, "cage": None, "game": night + ["account:*"]}  # the game server geolocates sessions
+    who = {role: producer_signer(store, keys, f"{role}:demo", role, scopes.get(role, night))
            for role in ("floor", "dealer", "cage", "rng", "game", "importer")}
     b = BatchBuilder.for_store(store)
-    flow = _Flow(store, b, say)
+    flow = _Flow(store, b, say, receipts=active_signer(load_keyring(store), keys, "ledger"))
     # every registered game's demo tables (``Engine.demo_tables``), dealt in turn
     tables: dict[str, tuple[Engine, DemoTable]] = {t.code: (engine, t) for engine in ENGINES.values()
                                                    for t in engine.demo_tables}
@@ -270,7 +275,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
            "beneficiary_type": "external", "reference": f"{tag}-t2"})
     say("a misdeal, a voided coup, a server crash; a bounty tournament")
     rulings = incidents(b, who, tag, rng, players, _Draw(shoes["BAC"]), chips)
-    tid = tournament(b, who["game"], tag, rng, players, chips)
+    tid = tournament(b, who["game"], tag, rng, players, chips, cage=who["cage"])
     say("counting, cashing out and closing every table")
     for code in tables:
         chips.close(f"{tag}-{code}")
@@ -291,8 +296,8 @@ class _Flow:
     """Signed events go to the ledger a batch at a time (``IngestSession``), so a night of
     any size is held in memory one batch at a time."""
 
-    def __init__(self, store: Store, b: BatchBuilder, say: Callable[[str], None]):
-        self.session, self.b, self.say = IngestSession(store), b, say
+    def __init__(self, store: Store, b: BatchBuilder, say: Callable[[str], None], receipts: Any = None):
+        self.session, self.b, self.say = IngestSession(store, receipts=receipts), b, say
         self.events = self.rounds = 0
 
     def flush(self, force: bool = False) -> None:

@@ -83,7 +83,8 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     return rulings
 
 
-def tournament(b: BatchBuilder, game: Any, tag: str, rng: random.Random, players: list[str], chips: Any) -> str:
+def tournament(b: BatchBuilder, game: Any, tag: str, rng: random.Random, players: list[str], chips: Any, *,
+               cage: Any) -> str:
     """A ten-player bounty tournament to a three-way deal; returns its id. Entries,
     stakes and prizes go through the players' accounts (``chips.fund`` / ``chips.pay``,
     ``ledger.sim.demo``): who pays in has the money at the cage first (000 tournament rules:
@@ -101,7 +102,7 @@ def tournament(b: BatchBuilder, game: Any, tag: str, rng: random.Random, players
         for (person, _), amount in sorted(effects.items()):
             if amount < 0:
                 chips.fund(person, -amount)
-        events.append(b.add(game, stream, full, payload))
+        events.append(b.add(cage if kind in ("register", "stake") else game, stream, full, payload))  # entries: cage
         for (person, _), amount in sorted(effects.items()):
             chips.pay(person, -amount)
 

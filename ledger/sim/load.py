@@ -2,7 +2,7 @@
 the concurrency test and ``benchmarks/concurrency.py``.
 
 ``produce(url, keys_dir, key_id, actor, stream, batches, size, barrier)`` appends
-``batches`` batches of ``size`` chip buy-ins to ``stream`` (a ``chips:<table>`` stream
+``batches`` batches of ``size`` chip buy-ins (signed by a cage key) to ``stream`` (a ``chips:<table>`` stream
 whose table is open), each through ingest (one ``IngestSession``), as a producer would: on a conflict or a
 chain refusal (another writer got there first) it re-reads the head, re-signs and sends
 again, counting the refusals. With a ``barrier``, writers of the same stream build each
@@ -44,8 +44,10 @@ def produce(url: str, keys_dir: str, key_id: str, actor: str, stream: str, batch
                     break
                 if report.status == "conflict":
                     out["conflicts"] += 1
-                else:
+                elif report.rejections and report.rejections[0].check == "chain":
                     out["refused"] += 1
+                else:  # not a collision: retrying would refuse it again
+                    raise RuntimeError(f"batch refused: {report.message} {[str(r) for r in report.rejections[:1]]}")
                 out["reasons"].append(report.message if report.status == "conflict" else
                                       (report.rejections[0].reason if report.rejections else report.message))
                 together = None  # after a collision, retry on its own

@@ -1,6 +1,6 @@
 """A small, realistic signed batch built through the producer SDK (for the README and
-tests): a floor supervisor opens a live baccarat table, the cage takes deposits, the
-dealer and the pit boss inspect an 8-deck shoe on video, the dealer shuffles, cuts 7
+tests): a floor supervisor opens a live baccarat table, the cage takes deposits and
+issues each player chips at the table, the dealer and the pit boss inspect an 8-deck shoe on video, the dealer shuffles, cuts 7
 cards from the back and loads it (ledger.judges.equipment), then deals whole coups from it
 (bets, cards by the tableau, settlements as the engine derives them), announcing the cut
 card's last hand and reshuffling when it comes out; the cage pays a withdrawal."""
@@ -24,30 +24,37 @@ from ledger.timeutil import utc_now
 CUT_FROM_BACK = 7  # 000 II 3.3.4
 
 
-def producer_signer(store: Store, keys: KeyDirectory, actor: str, role: str) -> Signer:
-    """The valid key of ``role`` held in ``keys``, registering a new one if there is none."""
+def producer_signer(store: Store, keys: KeyDirectory, actor: str, role: str, scope: list[str] | None = None) -> Signer:
+    """The valid, unrevoked key of ``role`` held in ``keys`` for ``actor`` with ``scope``
+    (``ledger.scope``; the role's default when None), registering a new one if there is none."""
     now = datetime.now(UTC)
     for entry in load_keyring(store).keys.values():
-        if entry.actor == actor and entry.role == role and keys.has(entry.key_id) and entry.status_at(now) is None:
+        if entry.actor == actor and entry.role == role and keys.has(entry.key_id) and entry.status_at(now) is None \
+                and entry.revoked_at_seq is None and (scope is None or list(entry.scope) == scope):
             return keys.load(entry.key_id, actor)
-    return create_key(store, keys, actor, role)
+    return create_key(store, keys, actor, role, scope=scope)
 
 
 def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: int) -> int:
+    table = "sample-bac-1"
     floor = producer_signer(store, keys, "floor:sample", "floor")
-    dealer = producer_signer(store, keys, "dealer:sample", "dealer")
+    dealer = producer_signer(store, keys, "dealer:sample", "dealer", [f"table:{table}", f"shoe:{table}-*"])
     cage = producer_signer(store, keys, "cage:main", "cage")
     batch = BatchBuilder.for_store(store)
-    table = "sample-bac-1"
     head = store.head(f"table:{table}")
     if head is None or head.kind != "table.open.v1" or head.payload.get("dealing") != "live":
         if head is not None and head.kind == "table.open.v1":
             batch.add(floor, f"table:{table}", "table.close.v1", {"reason": "reopened as a live table"})
         batch.add(floor, f"table:{table}", "table.open.v1",
                   {"game": "baccarat", "seats": 7, "currency": "EUR", "dealing": "live"})
+    # each player's chips for the night, issued by the cage: enough to cover every stake (projections.table_chips)
+    stakes = {"P001": sum(1_000 + 10 * i for i in range(rounds)), "P002": 600 * rounds}
     for player in ("P001", "P002"):
         batch.add(cage, f"account:{player}", "cash.deposit.v1",
-                  {"amount": 50_000, "currency": "EUR", "method": "card", "reference": f"dep-{player}"})
+                  {"amount": 50_000 + stakes[player], "currency": "EUR", "method": "card",
+                   "reference": f"dep-{player}"})
+        if rounds:
+            batch.add(cage, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": stakes[player]})
     base = store.max_notification_id()
     rng = random.Random(base)  # a sample, not an RNG of record (that is the RNG service's)
     shoe = f"shoe:{table}-{base:06d}"

@@ -174,13 +174,19 @@ def test_revoked_key(ledger, good) -> None:  # type: ignore[no-untyped-def]
     _refused(ledger, b.lines(), "key", f"is revoked from {revoked_from} (card skimmer found)")
 
 
-def test_events_signed_before_revocation_stay_valid(ledger, good) -> None:  # type: ignore[no-untyped-def]
+def test_events_received_and_signed_before_revocation_stay_valid(ledger, good) -> None:  # type: ignore[no-untyped-def]
+    from ledger.verify import verify_ledger
+
     p, _ = good
-    revoke_key(ledger.store, ledger.keys, p.cage.key_id, _days_from_now(2), "retired")
     b = BatchBuilder.for_store(ledger.store)
-    b.add(p.cage, "account:P9", "cash.deposit.v1",
-          {"amount": 500, "currency": "EUR", "method": "cash", "reference": "x"}, at=_days_from_now(1))
+    b.add(p.cage, "account:P9", "cash.deposit.v1", {"amount": 500, "currency": "EUR", "method": "cash", "reference": "x"})
     assert ingest(ledger.store, b.lines()).status == "stored"
+    revoke_key(ledger.store, ledger.keys, p.cage.key_id, _days_from_now(1), "retired")
+    report = verify_ledger(ledger.store)
+    assert report.ok, [str(x) for x in report.problems]
+    b = BatchBuilder.for_store(ledger.store)  # after the revocation is recorded: nothing more from the key (ledger.clock)
+    b.add(p.cage, "account:P9", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "y"})
+    _refused(ledger, b.lines(), "key", "the ledger takes nothing more from it")
 
 
 def test_not_yet_valid_key(ledger) -> None:  # type: ignore[no-untyped-def]

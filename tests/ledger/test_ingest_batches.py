@@ -40,7 +40,8 @@ def test_a_refused_batch_stops_the_run_earlier_batches_stay(ledger) -> None:  # 
     before = len(dump_rows(ledger.store))
     reports = ingest_batches(ledger.store, _chunks(lines, 5))
     assert [r.status for r in reports] == ["stored", "stored", "stored", "rejected"]
-    assert reports[-1].rejections[0].line == 3 and reports[-1].rejections[0].check == "signature"
+    # named by its line in the whole input (the 18th), not within its batch
+    assert reports[-1].rejections[0].line == 18 and reports[-1].rejections[0].check == "signature"
     assert len(dump_rows(ledger.store)) == before + 15
     assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
 

@@ -18,9 +18,10 @@ T0, T1, T2, T3 = "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:
 
 
 def register(b: BatchBuilder, house: Signer, key: Signer, role: str, at: str = T0, kinds: list[str] | None = None):  # type: ignore[no-untyped-def]
-    return b.add(house, "keyring", "key.register.v1", {
+    return b.add(house, "keyring", "key.register.v2", {
         "key_id": key.key_id, "actor": key.actor, "role": role, "public_key": key.public_key.hex(),
-        "kinds": kinds or kinds_for_role(role), "valid_from": at}, at=at)
+        "kinds": kinds or kinds_for_role(role), "valid_from": at,
+        "scope": ["*"] if role in ("house", "ledger", "cage", "floor") else ["table:T1"]}, at=at)
 
 
 def ring_with(*events) -> KeyRing:  # type: ignore[no-untyped-def]

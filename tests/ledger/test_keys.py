@@ -70,17 +70,17 @@ def test_only_a_house_key_changes_the_key_ring(ledger) -> None:  # type: ignore[
     p = make_producers(ledger)
     rogue = Signer.generate("rogue")
     b = BatchBuilder.for_store(ledger.store)
-    b.add(p.floor, "keyring", "key.register.v1", {
+    b.add(p.floor, "keyring", "key.register.v2", {
         "key_id": rogue.key_id, "actor": "rogue", "role": "cage", "public_key": rogue.public_key.hex(),
-        "kinds": ["cash.deposit.v1"], "valid_from": "2026-01-01T00:00:00Z"})
+        "kinds": ["cash.deposit.v1"], "valid_from": "2026-01-01T00:00:00Z", "scope": ["*"]})
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected"
-    assert report.rejections[0].check == "role" and "may not sign kind key.register.v1" in report.rejections[0].reason
+    assert report.rejections[0].check == "role" and "may not sign kind key.register.v2" in report.rejections[0].reason
 
 
 def test_a_key_cannot_be_granted_kinds_outside_its_role(ledger) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(HouseError, match="role 'dealer' may not sign kinds \\['cash.deposit.v1'\\]"):
-        create_key(ledger.store, ledger.keys, "dealer:x", "dealer", kinds=["cash.deposit.v1"])
+        create_key(ledger.store, ledger.keys, "dealer:x", "dealer", kinds=["cash.deposit.v1"], scope=["table:T1"])
 
 
 def test_key_restricted_to_some_kinds_of_its_role(ledger) -> None:  # type: ignore[no-untyped-def]

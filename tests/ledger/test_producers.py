@@ -27,15 +27,16 @@ def _run(args: tuple, results) -> None:  # type: ignore[no-untyped-def,type-arg]
 
 def test_producers_on_different_and_the_same_tables_lose_nothing_and_never_fork(ledger) -> None:  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:load", "floor")
+    cage = create_key(ledger.store, ledger.keys, "cage:load", "cage")  # chips are issued by the cage
     b = BatchBuilder.for_store(ledger.store)
     for t in ("T0", "T1", "T2", "T3", "SHARED"):
         b.add(floor, f"table:{t}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(2), ctx.Queue()
-    jobs = [(ledger.url, str(ledger.keys.path), floor.key_id, floor.actor, f"chips:T{i}", BATCHES, SIZE)
+    jobs = [(ledger.url, str(ledger.keys.path), cage.key_id, cage.actor, f"chips:T{i}", BATCHES, SIZE)
             for i in range(4)]
-    jobs += [(ledger.url, str(ledger.keys.path), floor.key_id, floor.actor, "chips:SHARED", BATCHES, SIZE, barrier)
+    jobs += [(ledger.url, str(ledger.keys.path), cage.key_id, cage.actor, "chips:SHARED", BATCHES, SIZE, barrier)
              for _ in range(2)]
     procs = [ctx.Process(target=_run, args=(job, results)) for job in jobs]
     for proc in procs:

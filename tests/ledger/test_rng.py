@@ -14,7 +14,7 @@ from ledger.games.cards import deck
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest
+from tests.helpers import EVERY_TABLE, ingest
 
 SEED = bytes(range(32))
 RID = "round:R-1"
@@ -64,8 +64,8 @@ def test_uniform_rejects_to_remove_modulo_bias() -> None:
 @pytest.fixture
 def rng_table(ledger):  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    game = create_key(ledger.store, ledger.keys, "game:server", "game")
-    service = create_key(ledger.store, ledger.keys, "rng:main", "rng")
+    game = create_key(ledger.store, ledger.keys, "game:server", "game", scope=EVERY_TABLE)
+    service = create_key(ledger.store, ledger.keys, "rng:main", "rng", scope=EVERY_TABLE)
     b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:OB", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR", "dealing": "rng"})
     assert ingest(ledger.store, b.lines()).status == "stored"

@@ -19,14 +19,16 @@ from ledger.importers.phh import hand_events
 from ledger.producer import BatchBuilder
 from ledger.sim.sample import write_sample_batch
 from projections.aml import AmlConfig, scan_store
-from tests.helpers import add_round, ingest
+from tests.helpers import add_round, ingest, scope_for
+
+pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
 T = "2026-11-20T{}Z"
 SINCE = "2026-11-01T00:00:00Z"  # the planted history is dated before today: keys valid since
 
 
 def producer_signer(store, keys, actor: str, role: str):  # type: ignore[no-untyped-def]
-    return create_key(store, keys, actor + "-aml", role, valid_from=SINCE)
+    return create_key(store, keys, actor + "-aml", role, valid_from=SINCE, scope=scope_for(role))
 
 
 @pytest.fixture

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from cli.main import main
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
-from tests.helpers import ingest
+from tests.helpers import EVERY_TABLE, ingest
+
+pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
 SINCE = "2026-11-01T00:00:00Z"
@@ -26,7 +29,7 @@ class Cage:
         self.ledger = ledger
         self.cage = create_key(ledger.store, ledger.keys, "cage:main", "cage", valid_from=SINCE)
         self.floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor", valid_from=SINCE)
-        self.game = create_key(ledger.store, ledger.keys, "game:server", "game", valid_from=SINCE)
+        self.game = create_key(ledger.store, ledger.keys, "game:server", "game", valid_from=SINCE, scope=EVERY_TABLE)
         self.n = 0
 
     def batch(self, day: str = DAY1) -> BatchBuilder:
@@ -44,7 +47,7 @@ class Cage:
                "reference": f"r{self.n}"})
 
     def chips(self, b: BatchBuilder, kind: str, player: str, amount: int, table: str = "T") -> None:
-        b.add(self.floor, f"chips:{table}", f"chips.{kind}.v1", {"player": player, "amount": amount})
+        b.add(self.cage, f"chips:{table}", f"chips.{kind}.v1", {"player": player, "amount": amount})
 
     def store(self, b: BatchBuilder) -> None:
         report = ingest(self.ledger.store, b.lines())
@@ -90,8 +93,8 @@ def test_a_tournament_entry_needs_funds_in_the_account_000_tournament_rules(ledg
           {"currency": "EUR", "buy_in": 9_000, "fee": 1_000, "starting_chips": 10_000, "payouts_bp": [10_000],
            "rebuys": True})
     c.cash(b, "deposit", "ANN", 10_000)
-    b.add(c.game, "tournament:T1", "tournament.register.v1", {"player": "ANN", "entry": "register"})
-    b.add(c.game, "tournament:T1", "tournament.register.v1", {"player": "BOB", "entry": "register"})  # no deposit
+    b.add(c.cage, "tournament:T1", "tournament.register.v1", {"player": "ANN", "entry": "register"})
+    b.add(c.cage, "tournament:T1", "tournament.register.v1", {"player": "BOB", "entry": "register"})  # no deposit
     c.store(b)
     code, found = reconcile(ledger)
     assert code == 1

@@ -36,7 +36,7 @@ def test_a_bundle_verifies_offline_and_holds_what_a_dispute_needs(bundle: Path) 
     code, out = check(bundle)
     assert code == 0 and out["ok"] and out["verified_events"] == out["events"]
     kinds = [json.loads(line)["kind"] for line in (bundle / "events.jsonl").read_text().splitlines()]
-    assert kinds[0] == "key.register.v1" and "table.open.v1" in kinds and "shoe.inspect.v1" in kinds
+    assert kinds[0] == "key.register.v2" and "table.open.v1" in kinds and "shoe.inspect.v1" in kinds
     assert kinds[-1] == "round.close.v1" and "baccarat.settle.v1" in kinds
     report = (bundle / "report.md").read_text()
     assert "## Video references" in report and "footage SHA-256" in report

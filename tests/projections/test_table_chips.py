@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from cli.main import main
@@ -17,7 +18,9 @@ from ledger.games.cards import deck
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import add_round, ingest
+from tests.helpers import EVERY_TABLE, add_round, ingest
+
+pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
 SINCE = "2026-11-01T00:00:00Z"
@@ -29,7 +32,7 @@ class Table:
     def __init__(self, ledger: Any, table: str = "B") -> None:
         self.ledger, self.table = ledger, table
         self.floor = create_key(ledger.store, ledger.keys, f"floor:{table}", "floor", valid_from=SINCE)
-        self.dealer = create_key(ledger.store, ledger.keys, f"dealer:{table}", "dealer", valid_from=SINCE)
+        self.dealer = create_key(ledger.store, ledger.keys, f"dealer:{table}", "dealer", valid_from=SINCE, scope=EVERY_TABLE)
         self.cage = create_key(ledger.store, ledger.keys, f"cage:{table}", "cage", valid_from=SINCE)
         self.shoe = iter(deck() * 8)
         self.stacks: dict[str, int] = {}
@@ -46,7 +49,7 @@ class Table:
         if kind == "buy_in":
             b.add(self.cage, f"account:{player}", "cash.deposit.v1",
                   {"amount": amount, "currency": "EUR", "method": "cash", "reference": f"{self.table}-{player}-{amount}"})
-        b.add(self.floor, f"chips:{self.table}", f"chips.{kind}.v1", {"player": player, "amount": amount})
+        b.add(self.cage, f"chips:{self.table}", f"chips.{kind}.v1", {"player": player, "amount": amount})
         self.stacks[player] = self.stacks.get(player, 0) + (amount if kind == "buy_in" else -amount)
 
     def coups(self, b: BatchBuilder, bets: list[tuple[str, str, int]], count: int) -> None:

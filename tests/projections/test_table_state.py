@@ -29,7 +29,7 @@ def test_a_live_table_with_its_shoe_and_rounds(ledger, tmp_path) -> None:  # typ
 
 
 def test_a_poker_hand_in_progress_shows_seats_stacks_and_who_acts(ledger) -> None:  # type: ignore[no-untyped-def]
-    imp = producer_signer(ledger.store, ledger.keys, "importer:t", "importer")
+    imp = producer_signer(ledger.store, ledger.keys, "importer:t", "importer", ["table:PK"])
     hand = {"variant": "NT", "antes": [0, 0, 0], "blinds_or_straddles": [50, 100, 0], "min_bet": 100,
             "starting_stacks": [1000, 2000, 3000], "players": ["ann", "bob", "cy"],
             "actions": ["d dh p1 AcAd", "d dh p2 KcKd", "d dh p3 QcQd", "p3 cbr 300"]}

@@ -17,7 +17,7 @@ from ledger.games.dragon_tiger import house_edge, payout
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from projections.money import round_money
-from tests.helpers import refused, stored
+from tests.helpers import EVERY_TABLE, refused, stored
 
 DT = ENGINES["dragon-tiger"]
 VIDEO = {"camera": "cam-dt", "start": "2026-11-22T10:00:00Z", "end": "2026-11-22T10:01:00Z", "sha256": "cd" * 32}
@@ -92,7 +92,7 @@ def test_exact_house_edge_for_eight_decks() -> None:
 
 def test_dealt_from_an_inspected_cut_and_loaded_shoe_at_a_live_table(ledger) -> None:  # type: ignore[no-untyped-def]
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
-    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer")
+    dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer", scope=EVERY_TABLE)
     b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "table:DT1", "table.open.v1", {"game": "dragon-tiger", "seats": 7, "currency": "EUR",
                                                 "dealing": "live"})

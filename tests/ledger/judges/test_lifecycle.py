@@ -38,7 +38,7 @@ def test_table_chips_account_and_round_lifecycles(ledger) -> None:  # type: igno
     assert one(p.dealer, "round:R1", "round.close.v1", {"status": "complete"}) == \
         "round R1 is closed; nothing may follow round.close"
     assert one(p.floor, "table:T", "table.close.v1", {"reason": "again"}) == "table T is not open"
-    assert one(p.floor, "chips:T", "chips.buy_in.v1", {"player": "P1", "amount": 100}) == \
+    assert one(p.cage, "chips:T", "chips.buy_in.v1", {"player": "P1", "amount": 100}) == \
         "table T is not open: no chips move or are counted there"
     assert one(p.dealer, "round:R2", "round.open.v1", {"table": "T", "game": "fan-tan", "rules": {}}) == \
         "table T is not open"

@@ -12,7 +12,7 @@ from ledger.games.cards import deck
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest
+from tests.helpers import EVERY_TABLE, ingest
 
 VIDEO = {"camera": "cam-07", "start": "2026-11-22T10:00:00Z", "end": "2026-11-22T10:04:30Z", "sha256": "ab" * 32}
 
@@ -21,7 +21,7 @@ VIDEO = {"camera": "cam-07", "start": "2026-11-22T10:00:00Z", "end": "2026-11-22
 def live(ledger):  # type: ignore[no-untyped-def]
     keys = {
         "floor": create_key(ledger.store, ledger.keys, "floor:ana", "floor"),
-        "dealer": create_key(ledger.store, ledger.keys, "dealer:bo", "dealer"),
+        "dealer": create_key(ledger.store, ledger.keys, "dealer:bo", "dealer", scope=EVERY_TABLE),
         "cage": create_key(ledger.store, ledger.keys, "cage:main", "cage"),
     }
     b = BatchBuilder.for_store(ledger.store)
@@ -164,7 +164,7 @@ def test_wheel_inspected_before_the_table_opened_is_stale_000_IV_3_2_1(ledger, l
     b = BatchBuilder.for_store(ledger.store)
     b.add(live["floor"], "table:LR", "table.close.v1", {"reason": "end of shift"})
     b.add(live["floor"], "table:LR", "table.open.v1", {"game": "roulette", "seats": 7, "currency": "EUR",
-                                                        "dealing": "live"}, at="2099-01-01T00:00:00Z")
+                                                        "dealing": "live"})  # reopened after the inspection
     assert ingest(ledger.store, b.lines()).status == "stored"
     _refused(ledger, live, _spin("round:LR-1", "wheel:W1"), "before table LR opened")
 

@@ -14,7 +14,9 @@ from cli.main import main
 from ledger.house import create_key
 from ledger.judges.tournament import finishing_order, fold
 from ledger.producer import BatchBuilder
-from tests.helpers import refused, stored
+from tests.helpers import EVERY_TABLE, refused, stored
+
+pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
 DAY = "2026-11-20"
 SINCE = "2026-11-01T00:00:00Z"
@@ -24,8 +26,9 @@ class Floor:
     def __init__(self, ledger: Any) -> None:
         self.ledger = ledger
         self.floor = create_key(ledger.store, ledger.keys, "floor:pen", "floor", valid_from=SINCE)
-        self.dealer = create_key(ledger.store, ledger.keys, "dealer:pen", "dealer", valid_from=SINCE)
-        self.game = create_key(ledger.store, ledger.keys, "game:pen", "game", valid_from=SINCE)
+        self.dealer = create_key(ledger.store, ledger.keys, "dealer:pen", "dealer", valid_from=SINCE, scope=EVERY_TABLE)
+        self.game = create_key(ledger.store, ledger.keys, "game:pen", "game", valid_from=SINCE, scope=EVERY_TABLE)
+        self.cage = create_key(ledger.store, ledger.keys, "cage:pen", "cage", valid_from=SINCE)
 
     def batch(self, at: str = f"{DAY}T20:00:00Z") -> BatchBuilder:
         return BatchBuilder.for_store(self.ledger.store, clock=lambda: at)
@@ -108,7 +111,7 @@ def test_disqualification_removes_the_player_and_their_chips_TDA_58_D(ledger) ->
     b.add(f.game, t, "tournament.open.v1", {"currency": "EUR", "buy_in": 1_000, "fee": 100, "starting_chips": 5_000,
                                             "payouts_bp": [7_000, 3_000]})
     for p in ["ANN", "BOB", "CAT"]:
-        b.add(f.game, t, "tournament.register.v1", {"player": p, "entry": "register"})
+        b.add(f.cage, t, "tournament.register.v1", {"player": p, "entry": "register"})
     b.add(f.game, t, "tournament.start.v1", {"seating": [{"player": p, "table": 1, "seat": k + 1}
                                                          for k, p in enumerate(["ANN", "BOB", "CAT"])]})
     f.stored(b)
@@ -190,7 +193,7 @@ def _tournament(f: Floor, b: BatchBuilder, players: int = 12) -> list[str]:
     b.add(f.game, "tournament:M", "tournament.open.v1", {"currency": "EUR", "buy_in": 1_000, "fee": 100,
                                                           "starting_chips": 5_000, "payouts_bp": [10_000]})
     for p in names:
-        b.add(f.game, "tournament:M", "tournament.register.v1", {"player": p, "entry": "register"})
+        b.add(f.cage, "tournament:M", "tournament.register.v1", {"player": p, "entry": "register"})
     b.add(f.game, "tournament:M", "tournament.start.v1", {"seating": [
         {"player": p, "table": 1 + k // 6, "seat": 1 + k % 6} for k, p in enumerate(names)]})
     return names

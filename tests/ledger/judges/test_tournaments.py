@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from cli.main import main
@@ -16,7 +17,9 @@ from ledger.house import create_key
 from ledger.judges.tournament import chip_race, finishing_order, fold, settle
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import ingest
+from tests.helpers import EVERY_TABLE, ingest
+
+pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
 DAY = "2026-11-20"
 SINCE = "2026-11-01T00:00:00Z"
@@ -27,7 +30,7 @@ class Director:
 
     def __init__(self, ledger: Any, tid: str = "T1") -> None:
         self.ledger, self.stream = ledger, f"tournament:{tid}"
-        self.key = create_key(ledger.store, ledger.keys, f"game:{tid}", "game", valid_from=SINCE)
+        self.key = create_key(ledger.store, ledger.keys, f"game:{tid}", "game", valid_from=SINCE, scope=EVERY_TABLE)
         self.cage = create_key(ledger.store, ledger.keys, f"cage:{tid}", "cage", valid_from=SINCE)
         self.b = BatchBuilder.for_store(ledger.store, clock=lambda: f"{DAY}T20:00:00Z")
 
@@ -39,7 +42,8 @@ class Director:
             self.b.add(self.cage, f"account:{payer}", "cash.deposit.v1",
                        {"amount": 20_000, "currency": "EUR", "method": "cash",
                         "reference": f"{self.stream[11:]}-{payer}-{len(self.b.events)}"})
-        self.b.add(self.key, self.stream, f"tournament.{kind}.v1", payload)
+        signer = self.cage if kind in ("register", "stake") else self.key  # money at the cage: the cage signs
+        self.b.add(signer, self.stream, f"tournament.{kind}.v1", payload)
         return self
 
     def seat(self, players: list[str]) -> Director:
