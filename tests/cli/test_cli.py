@@ -87,7 +87,8 @@ def test_cli_on_postgres(tmp_path: Path) -> None:
         assert run.invoke(main, args + ["ingest", str(tmp_path / "b.jsonl")]).exit_code == 0
         assert run.invoke(main, args + ["checkpoint"]).exit_code == 0
         v = run.invoke(main, args + ["verify", "--json"])
-        assert v.exit_code == 0 and json.loads(v.stdout)["events"] == 5 + sampled + 1  # key ring, sample batch, checkpoint
+        # key ring, sample batch, the ledger's receipt for it, checkpoint
+        assert v.exit_code == 0 and json.loads(v.stdout)["events"] == 5 + sampled + 1 + 1
     finally:
         drop_pg_schema(url)
 
