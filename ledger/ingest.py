@@ -39,7 +39,7 @@ from eventsourcing.persistence import PersistenceError
 from ledger.canonical import GENESIS_PREV
 from ledger.chain import link
 from ledger.clock import Clock, check_time
-from ledger.events import EventError, SignedEvent, parse_event, parse_json_line, sign_event
+from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, parse_json_line, sign_event
 from ledger.judges import World
 from ledger.keyring import load_keyring
 from ledger.keys import Signer
@@ -104,11 +104,15 @@ def _where(obj: Any) -> tuple[str | None, int | None]:
     )
 
 
-def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[tuple[int, SignedEvent | Rejection]]:
+Item = tuple[int, "PackedEvent | Rejection"]
+"""A batch's line, parsed: its number and the event (packed) or why it was refused."""
+
+
+def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[Item]:
     """Parse a batch's lines as they come (an iterable read lazily: a file is never held
     whole as text), each line dropped once parsed. Past ``MAX_BATCH_EVENTS`` events or
     ``MAX_BATCH_BYTES`` bytes the batch is refused ("size") and the rest is not read."""
-    out: list[tuple[int, SignedEvent | Rejection]] = []
+    out: list[Item] = []
     size = 0
     for no, line in enumerate(lines, start=first_line):
         size += len(line)
@@ -122,16 +126,18 @@ def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[tuple
         obj: Any = None
         try:
             obj = parse_json_line(line)
-            out.append((no, parse_event(obj)))
+            ev = parse_event(obj)
+            try:
+                out.append((no, PackedEvent(ev)))  # held as its canonical bytes until it is checked and stored
+            except ValueError as exc:  # no canonical form (a lone surrogate): the hash check's reason
+                raise EventError("schema", str(exc)) from None
         except EventError as exc:
             stream, seq = _where(obj)
             out.append((no, Rejection(no, stream, seq, exc.check, exc.reason)))
     return out
 
 
-def check_batch(
-    store: Store, items: list[tuple[int, SignedEvent | Rejection]]
-) -> tuple[list[SignedEvent], list[Rejection], int]:
+def check_batch(store: Store, items: list[Item]) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check parsed items against the store. Returns (events, rejections, replays)."""
     return _check_items(items, World(store, load_keyring(store)))
 
@@ -156,13 +162,11 @@ def check_chain(ev: SignedEvent, world: World, refused: dict[tuple[str, int], in
         raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
 
 
-def _check_items(
-    items: list[tuple[int, SignedEvent | Rejection]], world: World
-) -> tuple[list[SignedEvent], list[Rejection], int]:
+def _check_items(items: list[Item], world: World) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
     run add); the world and its key ring advance with every accepted event."""
     world.prefetch([item for _, item in items if not isinstance(item, Rejection)])
-    events: list[SignedEvent] = []
+    events: list[PackedEvent] = []
     rejections: list[Rejection] = []
     replays = 0
     refused: dict[tuple[str, int], int] = {}  # (stream, seq) -> line, for refused events
@@ -172,12 +176,12 @@ def _check_items(
             if item.stream is not None and item.seq is not None:
                 refused[(item.stream, item.seq)] = item.line
             continue
-        ev = item
+        ev = item.event()  # parsed again from its bytes while it is judged; held packed after
         try:
             ev.check_hash()  # 3
             before = world.head(ev.stream)
             check_chain(ev, world, refused)  # 4
-            world.accept(ev)  # the chain holds: judge later events on their own merits
+            world.accept(item)  # the chain holds: judge later events on their own merits
             entry = world.ring.authorize(ev)  # 5
             world.check_scope(ev, entry)
             check_time(ev, entry, before, world.clock)
@@ -189,16 +193,15 @@ def _check_items(
             if exc.check in ("schema", "hash", "chain"):
                 refused[(ev.stream, ev.seq)] = no
             continue
-        events.append(ev)
+        events.append(item)
     return events, rejections, replays
 
 
-def ingest_events(store: Store, items: list[tuple[int, SignedEvent | Rejection]], clock: Clock | None = None
-                  ) -> IngestReport:
+def ingest_events(store: Store, items: list[Item], clock: Clock | None = None) -> IngestReport:
     return _ingest(store, items, World(store, load_keyring(store), clock))
 
 
-def _ingest(store: Store, items: list[tuple[int, SignedEvent | Rejection]], world: World) -> IngestReport:
+def _ingest(store: Store, items: list[Item], world: World) -> IngestReport:
     """Check one batch against ``world`` and append it whole, or report why not."""
     started = time.perf_counter()
     n = len(items)

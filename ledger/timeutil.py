@@ -16,9 +16,9 @@ _UTC_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
 _NAIVE_RE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?")
 
 
-@lru_cache(maxsize=65536)
-def parse_utc(text: str) -> datetime:
-    """Parse a ledger timestamp; ValueError with the reason otherwise."""
+def parse_utc_once(text: str) -> datetime:
+    """``parse_utc`` without its cache: for a time read once (each event's own ``at`` at
+    ingest), which a cache would only keep in memory."""
     if not isinstance(text, str):
         raise ValueError(f"timestamp must be a string, got {type(text).__name__}")
     if not _UTC_RE.fullmatch(text):
@@ -33,6 +33,11 @@ def parse_utc(text: str) -> datetime:
         return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
     except ValueError as exc:
         raise ValueError(f"timestamp {text!r} is not a real time: {exc}") from None
+
+
+parse_utc = lru_cache(maxsize=65536)(parse_utc_once)
+"""Parse a ledger timestamp; ValueError with the reason otherwise (cached: times that
+recur, such as a key's ``valid_from``)."""
 
 
 def parse_utc_trusted(text: str) -> datetime:

@@ -98,6 +98,12 @@ def past_dated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PITBOSS_MAX_SKEW", str(20 * 365 * 86400))
 
 
+def produced(store: Store) -> int:
+    """Events stored from producers: every row but the ledger's own receipts
+    (``ledger.receipt.v1``, which ``pitboss ingest`` writes after each stored batch)."""
+    return int(store.sql_scalar(f"SELECT count(*) FROM {store.events_table} WHERE originator_id <> 'ledger:receipts'"))
+
+
 def dump_rows(store: Store) -> list[tuple[object, ...]]:
     """Every stored column of every row: equal dumps mean a byte-for-byte equal store."""
     table = store.events_table

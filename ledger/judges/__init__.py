@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ledger.clock import Clock
-from ledger.events import EventError, SignedEvent
+from ledger.events import EventError, PackedEvent, SignedEvent
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.kinds import stream_type_of
 from ledger.refs import parse_ref
@@ -86,11 +86,13 @@ class World:
         self.store = store
         self.ring = ring
         self.clock = clock or Clock()
-        self.heads: dict[str, SignedEvent | None] = {}
-        self.pending: dict[tuple[str, int], SignedEvent] = {}
+        self.heads: dict[str, Any] = {}
+        """stream -> its last event, or None: a ``SignedEvent`` read from the store, or the
+        run's own ``PackedEvent``, which links back (``before``) to the run's earlier events
+        of the stream not yet stored. No other index of the run's events is kept."""
         self.states: dict[str, Any] = {}
 
-    def prefetch(self, events: list[SignedEvent]) -> None:
+    def prefetch(self, events: list[PackedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
         wanted = {ev.stream for ev in events}
         wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
@@ -100,15 +102,22 @@ class World:
         for stream in wanted:
             self.heads[stream] = found.get(stream)
 
-    def head(self, stream: str) -> SignedEvent | None:
+    def head(self, stream: str) -> Any:
+        """The stream's last event as the run knows it (``SignedEvent`` or ``PackedEvent``:
+        read both alike), or None."""
         if stream not in self.heads:
             self.heads[stream] = self.store.head(stream)
         return self.heads[stream]
 
-    def event_at(self, stream: str, seq: int) -> SignedEvent | None:
-        return self.pending.get((stream, seq)) or self.store.event_at(stream, seq)
+    def event_at(self, stream: str, seq: int) -> Any:
+        h = self.heads.get(stream)
+        while isinstance(h, PackedEvent) and h.seq >= seq:
+            if h.seq == seq:
+                return h
+            h = h.before
+        return self.store.event_at(stream, seq)
 
-    def cited(self, ref: str) -> SignedEvent | None:
+    def cited(self, ref: str) -> Any:
         """The event a ``stream#seq`` reference names, if the ledger (or the run) has it."""
         stream, seq = parse_ref(ref)
         return self.event_at(stream, seq)
@@ -148,10 +157,11 @@ class World:
             self.states[stream] = fold(stream, (e for e in stored if before is None or e.seq < before), self)
         return self.states[stream]
 
-    def accept(self, ev: SignedEvent) -> None:
+    def accept(self, ev: PackedEvent) -> None:
         """The chain holds: ``ev`` is the stream's new head (judged after, on its merits)."""
+        prior = self.heads.get(ev.stream)
+        ev.before = prior if isinstance(prior, PackedEvent) else None
         self.heads[ev.stream] = ev
-        self.pending[(ev.stream, ev.seq)] = ev
 
     def judge(self, ev: SignedEvent) -> None:
         """The judge of the event's stream type admits it and advances the stream's state,
@@ -166,7 +176,9 @@ class World:
     def forget_stored(self) -> None:
         """After a batch is stored: its events are in the store, and a closed round takes
         no more events (its head and state would only be read again to refuse one)."""
-        self.pending.clear()
+        for h in self.heads.values():
+            if isinstance(h, PackedEvent):
+                h.before = None  # the run's earlier events are in the store now
         closed = [s for s, h in self.heads.items() if h is not None and h.kind == "round.close.v1"]
         for stream in closed:
             del self.heads[stream]

@@ -20,6 +20,7 @@ import pytest
 from ledger.sim.sample import write_sample_batch
 from ledger.store import DatabaseURL
 from ledger.verify import verify_ledger
+from tests.conftest import produced
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.postgres
@@ -28,11 +29,6 @@ APP = "pitboss-fault-test"
 BATCH = 40
 DROPS = 10  # connection drops injected into one retried run
 
-
-def produced(store) -> int:  # type: ignore[no-untyped-def]
-    """Events stored from the producers' file: every row but the ledger's own receipts
-    (``ledger.receipt.v1``, one after each stored batch)."""
-    return int(store.sql_scalar(f"SELECT count(*) FROM {store.events_table} WHERE originator_id <> 'ledger:receipts'"))
 
 
 def _skip_unless_pg(ledger) -> None:  # type: ignore[no-untyped-def]
