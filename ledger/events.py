@@ -80,8 +80,24 @@ def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
     return "; ".join(parts)
 
 
+class _Originated:
+    """eventsourcing's DomainEventProtocol: the stream is the originator, the seq its version."""
+
+    __slots__ = ()
+    stream: str
+    seq: int
+
+    @property
+    def originator_id(self) -> str:
+        return self.stream
+
+    @property
+    def originator_version(self) -> int:
+        return self.seq
+
+
 @dataclass(frozen=True, slots=True)
-class SignedEvent:
+class SignedEvent(_Originated):
     ledger: str
     stream: str
     seq: int
@@ -94,15 +110,6 @@ class SignedEvent:
     hash: str
     sig: str
     _encoded: list[bytes] = field(default_factory=list, repr=False, compare=False)
-
-    # eventsourcing's DomainEventProtocol
-    @property
-    def originator_id(self) -> str:
-        return self.stream
-
-    @property
-    def originator_version(self) -> int:
-        return self.seq
 
     def body(self) -> dict[str, Any]:
         return {
@@ -181,6 +188,37 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in JSON")
 
 
+class StoredHead:
+    """A stream's last stored event as ingest holds it between batches: what the chain
+    and the clock read (seq, hash, at, kind), the rest read from the store once, when a
+    judge asks (``load``). A long run touching many streams holds a few hundred bytes for
+    each, not the event (issue 13 point 8)."""
+
+    __slots__ = ("stream", "seq", "kind", "_hash", "at", "_load", "_event")
+
+    def __init__(self, stream: str, seq: int, kind: str, state: bytes, load: Any):
+        d = orjson.loads(state)
+        self.stream, self.seq, self.kind = stream, seq, sys.intern(kind)
+        self._hash, self.at = bytes.fromhex(d["hash"]), d["at"]
+        self._load = load
+        self._event: SignedEvent | None = None
+
+    @property
+    def hash(self) -> str:
+        return self._hash.hex()
+
+    def event(self) -> SignedEvent:
+        if self._event is None:
+            self._event = self._load(self.stream, self.seq)
+        event: SignedEvent = self._event
+        return event
+
+    def __getattr__(self, name: str) -> Any:  # payload, key_id, ...: read from the store once
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.event(), name)
+
+
 def parse_json_line(line: str | bytes) -> Any:
     """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines."""
     if len(line) > MAX_LINE_BYTES:
@@ -233,7 +271,7 @@ def event_from_stored(state: bytes) -> SignedEvent:
     return SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
 
 
-class PackedEvent:
+class PackedEvent(_Originated):
     """A parsed event held as its canonical bytes (what the store will keep) and the few
     fields the chain reads, the rest parsed again on demand: what ingest holds of a
     batch's events between their checks and their commit, so a batch costs about its own
@@ -271,14 +309,6 @@ class PackedEvent:
     def payload(self) -> dict[str, Any]:
         payload: dict[str, Any] = orjson.loads(self.data)["payload"]
         return payload
-
-    @property
-    def originator_id(self) -> str:
-        return self.stream
-
-    @property
-    def originator_version(self) -> int:
-        return self.seq
 
     def __getattr__(self, name: str) -> Any:  # ledger, actor, key_id, prev, sig, body(), ...: parsed when asked
         if name.startswith("__"):

@@ -49,8 +49,10 @@ from ledger.store import AlreadyStoredError, ConflictError, Store, StoreError
 from ledger.timeutil import format_utc, parse_utc
 
 MAX_BATCH_EVENTS = 200_000
-MAX_BATCH_BYTES = 32 * 1024 * 1024
-"""A batch is at most 200,000 events and 32 MiB of JSONL (and a line at most 64 KiB,
+PREFETCH = 500
+"""Events whose streams' heads are read together (one query)."""
+MAX_BATCH_BYTES = 128 * 1024 * 1024
+"""A batch is at most 200,000 events and 128 MiB of JSONL (and a line at most 64 KiB,
 ``ledger.events.MAX_LINE_BYTES``): a batch is checked whole in memory before it is stored
 in one transaction, so its size is bounded in bytes as well as in lines. A larger file
 goes in as consecutive batches (``pitboss ingest --batch-size``)."""
@@ -165,12 +167,13 @@ def check_chain(ev: SignedEvent, world: World, refused: dict[tuple[str, int], in
 def _check_items(items: list[Item], world: World) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
     run add); the world and its key ring advance with every accepted event."""
-    world.prefetch([item for _, item in items if not isinstance(item, Rejection)])
     events: list[PackedEvent] = []
     rejections: list[Rejection] = []
     replays = 0
     refused: dict[tuple[str, int], int] = {}  # (stream, seq) -> line, for refused events
-    for no, item in items:
+    for i, (no, item) in enumerate(items):
+        if i % PREFETCH == 0:  # the heads the next events need, a few queries at a time (not all held at once)
+            world.prefetch([it for _, it in items[i:i + PREFETCH] if not isinstance(it, Rejection)])
         if isinstance(item, Rejection):  # stages 1-2: parse, schema
             rejections.append(item)
             if item.stream is not None and item.seq is not None:

@@ -98,9 +98,12 @@ class World:
         wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
         wanted |= {f"table:{ev.stream[6:]}" for ev in events if ev.stream.startswith("chips:")}
         wanted -= self.heads.keys()
-        found = self.store.heads(sorted(wanted))
+        found = self.store.heads(sorted(wanted), packed=True)
         for stream in wanted:
-            self.heads[stream] = found.get(stream)
+            head = found.get(stream)
+            if head is not None:
+                head.stream = stream  # one string for the key and the head
+            self.heads[stream] = head
 
     def head(self, stream: str) -> Any:
         """The stream's last event as the run knows it (``SignedEvent`` or ``PackedEvent``:
@@ -171,18 +174,19 @@ class World:
             return
         state = self.state(ev.stream, before=ev.seq)
         judge.admit(state, ev, self)
-        self.states[ev.stream] = judge.step(state, ev, self)
+        state = judge.step(state, ev, self)
+        if judge.keeps_state:  # a stateless judge's streams take no room (a long run touches many accounts)
+            self.states[ev.stream] = state
 
     def forget_stored(self) -> None:
-        """After a batch is stored: its events are in the store, and a closed round takes
-        no more events (its head and state would only be read again to refuse one)."""
-        for h in self.heads.values():
-            if isinstance(h, PackedEvent):
-                h.before = None  # the run's earlier events are in the store now
-        closed = [s for s, h in self.heads.items() if h is not None and h.kind == "round.close.v1"]
-        for stream in closed:
-            del self.heads[stream]
-            self.states.pop(stream, None)
+        """After a batch is stored: its events are in the store, so the heads go (the next
+        batch reads those it needs again, in a few queries: ``prefetch``) and a long run
+        holds no event of a stored batch; each stream's state stays, so a stream is never
+        folded twice, except a closed round's (it would only be read again to refuse)."""
+        for stream, h in self.heads.items():
+            if h is not None and h.kind == "round.close.v1":
+                self.states.pop(stream, None)
+        self.heads.clear()
 
 
 def _register_all() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import atexit
 import gc
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import (
@@ -27,7 +27,7 @@ from eventsourcing.persistence import (
     StoredEvent,
 )
 
-from ledger.events import PackedEvent, SignedEvent, event_from_stored
+from ledger.events import PackedEvent, SignedEvent, StoredHead, event_from_stored
 from ledger.store.admin import ensure_pg_schema, require_pg_ledger, setup_append_only
 from ledger.store.errors import (
     AlreadyStoredError,
@@ -70,6 +70,29 @@ class LedgerApplication(Application[str]):
 
     def construct_mapper(self) -> Mapper[str]:
         return LedgerMapper()
+
+
+class _Mapped(Sequence[StoredEvent]):
+    """A batch's events as the recorder's stored events, each mapped when the recorder
+    reaches it (both recorders go row by row or chunk by chunk), so a batch is never held
+    twice over (issue 13 point 8)."""
+
+    def __init__(self, events: Sequence[SignedEvent | PackedEvent], mapper: Mapper[str]):
+        self.events, self.mapper = events, mapper
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> StoredEvent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[StoredEvent]: ...
+
+    def __getitem__(self, index: int | slice) -> StoredEvent | list[StoredEvent]:
+        if isinstance(index, slice):
+            return [self.mapper.to_stored_event(ev) for ev in self.events[index]]
+        return self.mapper.to_stored_event(self.events[index])
 
 
 class Row(NamedTuple):
@@ -137,7 +160,7 @@ class Store:
         try:
             # the mapper and recorder that ``app.events.put`` uses, without the Recording and
             # Notification objects it builds for every event (only the ids are wanted)
-            ids = self.recorder.insert_events([self.app.mapper.to_stored_event(ev) for ev in events])
+            ids = self.recorder.insert_events(_Mapped(events, self.app.mapper))
         except IntegrityError as exc:
             if self._all_stored_as_sent(events):
                 raise AlreadyStoredError(
@@ -164,30 +187,35 @@ class Store:
         rows = self.recorder.select_events(stream, desc=True, limit=1)
         return event_from_stored(rows[0].state) if rows else None
 
-    def heads(self, streams: Sequence[str]) -> dict[str, SignedEvent]:
-        """The last stored event of each given stream that has any, in few queries."""
-        out: dict[str, SignedEvent] = {}
+    def heads(self, streams: Sequence[str], packed: bool = False) -> dict[str, Any]:
+        """The last stored event of each given stream that has any, in few queries: a
+        ``SignedEvent``, or with ``packed`` a ``StoredHead`` (what ingest holds)."""
+        out: dict[str, Any] = {}
+        load = self.event_at  # one bound method for every head
         unique = list(dict.fromkeys(streams))
         ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         for i in range(0, len(unique), 500):
             part = unique[i:i + 500]
             if self.url.backend == "sqlite":
                 marks = ",".join("?" * len(part))
-                sql = (f"SELECT e.state FROM {SQLITE_TABLE} e JOIN (SELECT originator_id, MAX(originator_version) v"
+                sql = (f"SELECT e.originator_id, e.originator_version, e.topic, e.state FROM {SQLITE_TABLE} e"
+                       " JOIN (SELECT originator_id, MAX(originator_version) v"
                        f" FROM {SQLITE_TABLE} WHERE originator_id IN ({marks}) GROUP BY originator_id) m"
                        " ON e.originator_id = m.originator_id AND e.originator_version = m.v")
                 with ds.transaction(commit=False) as c:
                     c.execute(sql, part)
-                    rows = [r[0] for r in c.fetchall()]
+                    rows = [tuple(r) for r in c.fetchall()]
             else:
-                sql = (f"SELECT DISTINCT ON (originator_id) state FROM {self.events_table}"
-                       " WHERE originator_id = ANY(%s) ORDER BY originator_id, originator_version DESC")
+                sql = (f"SELECT DISTINCT ON (originator_id) originator_id, originator_version, topic, state FROM"
+                       f" {self.events_table} WHERE originator_id = ANY(%s) ORDER BY originator_id,"
+                       " originator_version DESC")
                 with ds.get_connection() as conn, conn.cursor() as curs:
                     curs.execute(sql, (part,))
-                    rows = [r["state"] for r in curs.fetchall()]
-            for state in rows:
-                ev = event_from_stored(bytes(state))
-                out[ev.stream] = ev
+                    rows = [(r["originator_id"], r["originator_version"], r["topic"], r["state"])
+                            for r in curs.fetchall()]
+            for stream, seq, kind, state in rows:
+                out[stream] = (StoredHead(stream, seq, kind, bytes(state), load) if packed
+                               else event_from_stored(bytes(state)))
         return out
 
     def event_at(self, stream: str, seq: int) -> SignedEvent | None:

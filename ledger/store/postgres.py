@@ -10,6 +10,11 @@ from eventsourcing.persistence import InterfaceError, OperationalError, StoredEv
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import retry
 
+INSERT_CHUNK = 250
+"""Rows per INSERT statement of a batch's one transaction: the binary array psycopg builds
+for a statement is several times its rows' size, so a batch goes in as several statements
+(issue 13 point 8: a batch's memory stays near its own size)."""
+
 
 class LedgerPostgresRecorder(PostgresApplicationRecorder):
     """eventsourcing's PostgreSQL recorder, sending the batch's rows in binary format.
@@ -40,19 +45,23 @@ class LedgerPostgresRecorder(PostgresApplicationRecorder):
         (several MB of binary rows) stayed in libpq's output buffer while psycopg waited
         in ``Pipeline.sync`` for results, and the server waited in ClientRead for the rest
         of the message; both socket queues empty, forever (seen in a CI run under load).
-        Statement by statement, each waits for its reply: four round trips per batch,
-        nothing for a batch to hang on. The library's retry of a dropped connection is
+        Statement by statement, each waits for its reply: three round trips and one per
+        ``INSERT_CHUNK`` rows a batch, nothing for a batch to hang on. The library's retry of a dropped connection is
         kept as it was (``AlreadyStoredError`` covers its replay of a committed batch)."""
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
             self._insert_events(curs, stored_events, **kwargs)
             if not stored_events:
                 return []
-            self._insert_stored_events(curs, stored_events, **kwargs)
-            return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+            self._lock_table(curs)
+            self._notify_channel(curs)
+            ids: list[int] = []
+            for i in range(0, len(stored_events), INSERT_CHUNK):
+                part = stored_events[i:i + INSERT_CHUNK]
+                self._insert_stored_events(curs, part, **kwargs)
+                ids += self._fetch_ids_after_insert_events(curs, part, **kwargs) or []
+            return ids
 
     def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
-        self._lock_table(curs)
-        self._notify_channel(curs)
         rows = [self.construct_pg_stored_event(s.originator_id, s.originator_version, s.topic, s.state)
                 for s in stored_events]
         curs.execute(self.insert_events_statement, (rows,), binary=True)

@@ -282,3 +282,57 @@ def test_attack_3_ingest_without_the_ledgers_log_key_is_refused_before_anything_
     res = CliRunner().invoke(main, args + ["ingest", str(path)])
     assert res.exit_code == 2 and "receipts signed by its log key" in res.output
     assert dump_rows(ledger.store) == before
+
+
+def test_attack_8_a_batch_over_its_cap_in_bytes_is_refused_with_nothing_stored(ledger, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The cap on a batch is in bytes as well as in lines (``MAX_BATCH_BYTES``; 128 MiB,
+    lowered here to 50 kB): past it the batch is refused ("size") and the rest of the
+    input is not read; the same file goes in as smaller batches."""
+    import ledger.ingest as ingest_module
+
+    monkeypatch.setattr(ingest_module, "MAX_BATCH_BYTES", 50_000)
+    c = Casino(ledger)
+    b = c.batch()
+    for k in range(120):
+        b.add(c.cage, f"account:P{k}", "cash.deposit.v1", {"amount": 100, "currency": "EUR", "method": "cash",
+                                                           "reference": f"big-{k}-" + "x" * 150})
+    path = b.write_jsonl(tmp_path / "big.jsonl")
+    assert path.stat().st_size > 50_000
+    before = dump_rows(ledger.store)
+    res = CliRunner().invoke(main, ledger.cli_args() + ["ingest", str(path), "--json"])
+    assert res.exit_code == 1 and dump_rows(ledger.store) == before
+    (first,) = json.loads(res.stdout)["rejections"]
+    assert first["check"] == "size" and "more than 50000 bytes" in first["reason"] and "--batch-size" in first["reason"]
+    res = CliRunner().invoke(main, ledger.cli_args() + ["ingest", str(path), "--batch-size", "40", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["stored"] == 120
+
+
+def test_attack_8_one_stream_is_read_from_the_store_once_in_a_run_not_once_an_event(ledger) -> None:  # type: ignore[no-untyped-def]
+    """1,000 seat events of one player in ten batches of one run: the seat stream is folded
+    from the store once, then carried from event to event (``ledger.judges.World``)."""
+    from ledger.ingest import IngestSession
+
+    game = create_key(ledger.store, ledger.keys, "game:seats", "game", scope=["table:T1"])
+    b = BatchBuilder.for_store(ledger.store)
+    for k in range(1000):
+        payload: dict[str, Any] = {"table": "T1", "blind_level": "1/2"}
+        if k % 2:
+            payload.update(hands_played=20, others_seated=3)
+        b.add(game, "seat:P1", "seat.leave.v1" if k % 2 else "seat.join.v1", payload)
+    lines = b.lines()
+    reads: list[str] = []
+    real = ledger.store.stream_events
+
+    def counted(stream: str):  # type: ignore[no-untyped-def]
+        reads.append(stream)
+        return real(stream)
+
+    ledger.store.stream_events = counted
+    try:
+        session = IngestSession(ledger.store)
+        for i in range(0, 1000, 100):
+            assert session.send(lines[i:i + 100]).status == "stored"
+    finally:
+        del ledger.store.stream_events
+    assert reads.count("seat:P1") <= 1, reads
+    assert len(ledger.store.stream_events("seat:P1")) == 1000
