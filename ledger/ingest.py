@@ -260,6 +260,12 @@ class IngestSession:
         self.world = World(self.store, self.ring, self.clock)
         self._stale = False
 
+    def _ring_moved(self) -> bool:
+        """Whether the key ring changed since the session read it (a key revoked, registered
+        or rescoped by another writer): each batch is judged by the ring as it is now."""
+        head = self.store.head(KEYRING_STREAM)
+        return head is not None and head.seq != self.ring.events
+
     def send(self, lines: Iterable[str | bytes], first_line: int = 1) -> IngestReport:
         """One batch, stored whole or not at all. A database failure (connection dropped,
         server restarting) is retried ``retries`` times, waiting ``backoff`` seconds and
@@ -273,7 +279,7 @@ class IngestSession:
         for attempt in range(self.retries + 1):
             self.attempts += 1
             try:
-                if self._stale:  # checking a failed attempt advanced heads and key ring: re-read
+                if self._stale or self._ring_moved():  # re-read heads and key ring
                     self._fresh()
                 report = _ingest(self.store, items, self.world)
             except (StoreError, PersistenceError) as exc:  # the database failed (a conflict is reported by _ingest)

@@ -179,14 +179,21 @@ class World:
             self.states[ev.stream] = state
 
     def forget_stored(self) -> None:
-        """After a batch is stored: its events are in the store, so the heads go (the next
-        batch reads those it needs again, in a few queries: ``prefetch``) and a long run
-        holds no event of a stored batch; each stream's state stays, so a stream is never
-        folded twice, except a closed round's (it would only be read again to refuse)."""
-        for stream, h in self.heads.items():
+        """After a batch is stored: its events are in the store. A stream whose judge keeps
+        state keeps its state and its head (the head is what the state was advanced to: if
+        another writer appends to the stream meanwhile, the next event's chain check
+        refuses it against that head and the session starts afresh, never judging against
+        a stale state); every other head goes (the next batch reads those it needs again,
+        in a few queries: ``prefetch``), so a long run holds no event of a stored batch but
+        the last of each open stateful stream. A closed round's state goes too: it would
+        only be read again to refuse an event."""
+        for stream, h in list(self.heads.items()):
             if h is not None and h.kind == "round.close.v1":
                 self.states.pop(stream, None)
-        self.heads.clear()
+            if stream not in self.states:
+                del self.heads[stream]
+            elif isinstance(h, PackedEvent):
+                h.before = None  # the run's earlier events of the stream are in the store now
 
 
 def _register_all() -> None:

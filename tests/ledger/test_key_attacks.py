@@ -336,3 +336,29 @@ def test_attack_8_one_stream_is_read_from_the_store_once_in_a_run_not_once_an_ev
         del ledger.store.stream_events
     assert reads.count("seat:P1") <= 1, reads
     assert len(ledger.store.stream_events("seat:P1")) == 1000
+
+
+def test_attack_3_a_revocation_recorded_during_a_long_run_stops_the_key_at_its_next_batch(ledger) -> None:  # type: ignore[no-untyped-def]
+    """An ingest run (``IngestSession``, as the demo, an import or a batched file uses)
+    reads the key ring once; a revocation another writer records meanwhile still refuses
+    the key's next batch, and the same run's other batches go on."""
+    from ledger.ingest import IngestSession
+
+    c = Casino(ledger)
+    session = IngestSession(ledger.store)
+
+    def deposit(ref: str) -> list[str]:
+        b = c.batch()
+        b.add(c.cage, "account:VICTIM", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash",
+                                                            "reference": ref})
+        return b.lines()
+
+    assert session.send(deposit("before")).status == "stored"
+    # untrusted only from an hour on: what refuses the next batch is that the revocation is recorded
+    revoke_key(ledger.store, ledger.keys, c.cage.key_id, format_utc(datetime.now(UTC) + timedelta(hours=1)),
+               "stolen during the run")
+    report = session.send(deposit("after"))
+    assert report.status == "rejected" and "was revoked" in report.rejections[0].reason
+    b = c.batch()
+    b.add(c.floor, "table:T-C", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
+    assert session.send(b.lines()).status == "stored"
