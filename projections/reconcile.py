@@ -132,7 +132,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
                          "received": received})
         day_events += on_day
         if row.stream.startswith("chips:"):
-            book.chip_event(event_from_stored(row.state))
+            book.chip_event(event_from_stored(row.state), on_day)
             continue
         if row.kind == "table.open.v1" and ring.keys.get(obj["key_id"]) is not None \
                 and ring.keys[obj["key_id"]].role == "importer":
@@ -168,7 +168,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
         table = round_table.get(row.stream, "")
         if table not in imported and (tracked or on_day):
             # a round the rules refuse moves no chips here; its problem is named above (on its day)
-            book.round_closed(events[-1], table, money if money and not problems else None)
+            book.round_closed(events[-1], table, money if money and not problems else None, on_day)
         if on_day:
             closed.append(row.stream)
             discrepancies += problems

@@ -66,11 +66,13 @@ class ChipBook:
             self.days[table] = TableDay(table, opening=sum(self.chips[table].values()))
         return self.days[table]
 
-    def _problem(self, ev: SignedEvent, reason: str) -> None:
-        if gaming_day(ev.at) == self.day:
+    def _problem(self, ev: SignedEvent, reason: str, on_day: bool | None) -> None:
+        """Name a problem of ``ev`` if it belongs to the day: dated that day, or (``on_day``,
+        the caller's word) received that day though dated another (a late arrival)."""
+        if on_day or (on_day is None and gaming_day(ev.at) == self.day):
             self.problems.append({"check": "table_chips", "stream": ev.stream, "seq": ev.seq, "reason": reason})
 
-    def chip_event(self, ev: SignedEvent) -> None:
+    def chip_event(self, ev: SignedEvent, on_day: bool | None = None) -> None:
         table = ev.stream.split(":", 1)[1]
         stacks = self.chips[table]
         today = self._today(table, ev.at)
@@ -81,7 +83,8 @@ class ChipBook:
                 today.buy_ins += p["amount"]
         elif ev.kind == "chips.cash_out.v1":
             if p["amount"] > stacks[p["player"]]:
-                self._problem(ev, f"{p['player']} cashes out {p['amount']} at {table} holding {stacks[p['player']]}")
+                self._problem(ev, f"{p['player']} cashes out {p['amount']} at {table} holding {stacks[p['player']]}",
+                              on_day)
             stacks[p["player"]] -= p["amount"]
             if today:
                 today.cash_outs += p["amount"]
@@ -90,12 +93,12 @@ class ChipBook:
             for player in sorted(set(counted) | {k for k, v in stacks.items() if v}):
                 if counted.get(player, 0) != stacks.get(player, 0):
                     self._problem(ev, f"{player} is counted with {counted.get(player, 0)} chips at {table}; the"
-                                      f" ledger gives {stacks.get(player, 0)} (buy-ins − cash-outs + results)")
+                                      f" ledger gives {stacks.get(player, 0)} (buy-ins − cash-outs + results)", on_day)
             if today:
                 today.counts.append({"event": event_ref(ev.stream, ev.seq), "counted": sum(counted.values()),
                                      "ledger": sum(stacks.values())})
 
-    def round_closed(self, ev: SignedEvent, table: str, money: RoundMoney | None) -> None:
+    def round_closed(self, ev: SignedEvent, table: str, money: RoundMoney | None, on_day: bool | None = None) -> None:
         """A round closed at ``table`` (``money``: what it did, None when the rules refuse
         it). Chips at a table come only from the cage (``chips.buy_in``, issue 13 point 2):
         no seat starts with more than the player holds there; at a table where the cage
@@ -104,7 +107,7 @@ class ChipBook:
             if money is not None:
                 for player in sorted(p for p, n in money.wagered.items() if n):
                     self._problem(ev, f"{player} wagers {money.wagered[player]} at {table}, where the cage issued no"
-                                      " chips (chips.buy_in): money at a table comes only from the cage")
+                                      " chips (chips.buy_in): money at a table comes only from the cage", on_day)
             return
         stacks = self.chips[table]
         nets = money.nets if money is not None else {}
@@ -115,12 +118,12 @@ class ChipBook:
                     what = "an unrecorded stack" if brought is None else f"{brought} chips"
                     self._problem(ev, f"{player} starts the round at {table} with {what} but holds"
                                       f" {stacks.get(player, 0)} there (buy-ins − cash-outs + results): a seat may not"
-                                      " start with more than the chips the cage issued to the player")
+                                      " start with more than the chips the cage issued to the player", on_day)
         today = self._today(table, ev.at)
         for player, net in sorted(nets.items()):
             stacks[player] += net
             if stacks[player] < 0:
                 self._problem(ev, f"{player} ends the round with {stacks[player]} chips at {table}:"
-                                  f" played beyond the chips bought in")
+                                  f" played beyond the chips bought in", on_day)
         if today:
             today.results += sum(nets.values())
