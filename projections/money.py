@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ledger.events import EventError
 from ledger.games import ENGINES, RoundMoney
+from ledger.keyring import KeyRing, load_keyring
 
 
 def round_money(game: str, outcome: dict[str, Any] | None, status: str) -> RoundMoney:
@@ -21,4 +23,21 @@ def round_money(game: str, outcome: dict[str, Any] | None, status: str) -> Round
     return engine.money(outcome)
 
 
-__all__ = ["RoundMoney", "round_money"]
+def readable_keyring(store: Any) -> KeyRing:
+    """The key ring as stored, or an empty one where it was altered behind ingest's back
+    (verify names that; the readers then count no table as imported)."""
+    try:
+        return load_keyring(store)
+    except EventError:
+        return KeyRing()
+
+
+def opened_by_importer(ring: KeyRing, key_id: str) -> bool:
+    """Whether a ``table.open`` signed by ``key_id`` opened an imported hand history's
+    table: evidence in the hand's own unit, which moves no player's money (issue 13
+    point 2)."""
+    entry = ring.keys.get(key_id)
+    return entry is not None and entry.role == "importer"
+
+
+__all__ = ["RoundMoney", "opened_by_importer", "readable_keyring", "round_money"]

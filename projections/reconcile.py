@@ -53,7 +53,6 @@ import orjson
 from ledger.events import EventError, event_from_stored
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
-from ledger.keyring import KeyRing, load_keyring
 from ledger.kinds import RECEIPT_STREAM
 from ledger.refs import event_ref
 from ledger.store import DatabaseURL, Store
@@ -61,7 +60,7 @@ from ledger.timeutil import gaming_day
 from ledger.verify import verify_ledger
 from projections.aml import NOT_COVERED, scan_store
 from projections.cage import CageBook
-from projections.money import round_money
+from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
 from projections.runner import ViewStore, catch_up
 from projections.table_chips import ChipBook
@@ -114,10 +113,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     ended: list[str] = []  # tournaments that ended on the day
     round_table: dict[str, str] = {}
     imported: set[str] = set()
-    try:
-        ring = load_keyring(store)
-    except EventError:  # a key ring altered behind ingest's back: verify names it; no table counts as imported
-        ring = KeyRing()
+    ring = readable_keyring(store)
     for row in store.rows():
         obj = orjson.loads(row.state)
         dated = gaming_day(obj["at"])
@@ -134,8 +130,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
         if row.stream.startswith("chips:"):
             book.chip_event(event_from_stored(row.state), on_day)
             continue
-        if row.kind == "table.open.v1" and ring.keys.get(obj["key_id"]) is not None \
-                and ring.keys[obj["key_id"]].role == "importer":
+        if row.kind == "table.open.v1" and opened_by_importer(ring, obj["key_id"]):
             imported.add(row.stream.split(":", 1)[1])  # an imported hand history: evidence, in its own unit
             continue
         if row.kind == "round.open.v1":

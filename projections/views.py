@@ -34,11 +34,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.events import EventError, SignedEvent
+from ledger.events import SignedEvent
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import RoundState, walk
 from ledger.timeutil import gaming_day
-from projections.money import round_money
+from projections.money import opened_by_importer, readable_keyring, round_money
 
 
 @dataclass(frozen=True)
@@ -119,15 +119,9 @@ class Context:
         """(at, currency, imported) of the table's opening in force at ``at``."""
         if table not in self._currency:
             if self._ring is None:
-                from ledger.keyring import KeyRing, load_keyring
-
-                try:
-                    self._ring = load_keyring(self.store)
-                except EventError:  # altered behind ingest's back: verify names it
-                    self._ring = KeyRing()
-            keys = self._ring.keys
+                self._ring = readable_keyring(self.store)
             self._currency[table] = [
-                (ev.at, ev.payload["currency"], ev.key_id in keys and keys[ev.key_id].role == "importer")
+                (ev.at, ev.payload["currency"], opened_by_importer(self._ring, ev.key_id))
                 for ev in self.store.stream_events(f"table:{table}") if ev.kind == "table.open.v1"]
         opened = [o for o in self._currency[table] if o[0] <= at]
         return opened[-1] if opened else (self._currency[table][0] if self._currency[table] else None)
