@@ -1,12 +1,7 @@
 """``pitboss`` commands. Each parses, calls the ledger, prints text or ``--json``.
 
-Exit codes (the same for every command):
-  0  done (a duplicate batch counts: nothing new needed storing)
-  1  refused or failed a check: a batch rejected, verification found a problem,
-     a proof that does not verify
-  2  usage or setup error: bad option, no ledger, missing key file
-  3  conflict: another writer got there first; nothing stored; safe to retry
-  4  the database could not be reached or failed mid-operation; nothing half-written
+Exit codes: ``EXIT_CODES`` below, the one table for every command (also in ``--help``
+and the README).
 """
 
 from __future__ import annotations
@@ -26,10 +21,27 @@ from eventsourcing.persistence import PersistenceError
 
 from ledger.house import HouseError, PublicDir
 from ledger.keys import KeyDirectory, KeyFileError
+from ledger.log.witness import WitnessError
 from ledger.refs import parse_ref
 from ledger.store import DatabaseURL, Store, StoreError
+from ledger.trust import TrustError, TrustRoots
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CONFLICT, EXIT_STORE = 0, 1, 2, 3, 4
+EXIT_UNVERIFIED, EXIT_NOTHING, EXIT_INTERNAL, EXIT_INTERRUPTED = 5, 6, 70, 130
+EXIT_CODES = (
+    (EXIT_OK, "OK / RECONCILED / stored: the check was made, completely, against the roots you pinned"),
+    (EXIT_FAILED, "FAILED / NOT RECONCILED / refused: a check found a problem (each one is listed)"),
+    (EXIT_USAGE, "usage or setup error: a bad option or date, no ledger, a missing key file"),
+    (EXIT_CONFLICT, "conflict: another writer got there first; nothing stored; safe to retry"),
+    (EXIT_STORE, "the database could not be reached, failed mid-operation, or its writers' lock stayed taken;"
+                 " nothing half-written"),
+    (EXIT_UNVERIFIED, "UNVERIFIED / INCOMPLETE: nothing wrong was found, but a trust root was not pinned, no"
+                      " accepted checkpoint anchors the ledger, or a check could not be made"),
+    (EXIT_NOTHING, "NOTHING TO RECONCILE / nothing to scan: the day holds no events to judge"),
+    (EXIT_INTERNAL, "internal error: a bug in pitboss (one line on stderr; please report it)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C, SIGINT): nothing half-written; under --json, {\"interrupted\": true}"),
+)
+_EPILOG = "\b\nExit codes (every command):\n" + "\n".join(f"  {c:>3}  {m}" for c, m in EXIT_CODES)
 
 
 @dataclass
@@ -42,17 +54,35 @@ class Context:
         return Store.open(self.db, create=create)
 
 
+_BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F}
+
+
+def safe(text: str, keep_newlines: bool = True) -> str:
+    """Text for a terminal: control characters (escape sequences), bidirectional overrides
+    and lone surrogates from input are shown escaped, never interpreted (issue 14 point 6)."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if (ch == "\n" and keep_newlines) or ch == "\t":
+            out.append(ch)
+        elif o < 0x20 or 0x7F <= o < 0xA0 or o in _BIDI or 0xD800 <= o < 0xE000:
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _emit(as_json: bool, data: dict[str, Any], text: str) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, sort_keys=True))
     else:
-        click.echo(text)
+        click.echo(safe(text))
 
 
 def _fail(as_json: bool, message: str, code: int) -> NoReturn:
     if as_json:
-        click.echo(json.dumps({"ok": False, "error": message}, indent=2))
-    click.echo(f"pitboss: {message}", err=True)
+        click.echo(json.dumps({"ok": False, "error": message, "exit_code": code}, indent=2))
+    click.echo(f"pitboss: {safe(message, keep_newlines=False)}", err=True)
     sys.exit(code)
 
 
@@ -71,7 +101,7 @@ class _Guard:
         if isinstance(exc, StoreError):
             code = EXIT_USAGE if "run 'pitboss init'" in str(exc) else EXIT_STORE
             _fail(self.as_json, str(exc), code)
-        if isinstance(exc, (HouseError, KeyFileError)):
+        if isinstance(exc, (HouseError, KeyFileError, TrustError, WitnessError)):
             _fail(self.as_json, str(exc), EXIT_USAGE)
         if isinstance(exc, (PersistenceError, sqlite3.Error)) or type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -79,7 +109,61 @@ class _Guard:
         return
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def trust_options(f: Any) -> Any:
+    """The roots a verifying command pins (``ledger.trust``): never read from the ledger's
+    own directories, never from the current directory by default."""
+    for decorator in reversed([
+        click.option("--anchor", default=None, help="The operator's house key you pin (64 hex digits, or a file)."
+                                                    " Env PITBOSS_ANCHOR."),
+        click.option("--log-key", default=None, help="The log's verifier key you pin (name+hash+key, or a file)."
+                                                     " Env PITBOSS_LOG_KEY."),
+        click.option("--trust", "trust_file", default=None, type=click.Path(dir_okay=False),
+                     help="A verifier configuration (TOML) holding the roots ('pitboss init --trust-config')."
+                          " Env PITBOSS_TRUST."),
+        click.option("--witness", "witnesses", multiple=True,
+                     help="A witness's verifier key (cosignature/v1), repeatable: checkpoints then need their"
+                          " cosignatures. Env PITBOSS_WITNESSES (';'-separated)."),
+        click.option("--witness-quorum", type=click.IntRange(1, 64), default=None,
+                     help="Cosignatures required (default: every pinned witness). Env PITBOSS_WITNESS_QUORUM."),
+        click.option("--state", "state_dir", default=None, type=click.Path(file_okay=False),
+                     help="Where this verifier keeps the last checkpoint it accepted. Env PITBOSS_STATE;"
+                          " default $XDG_STATE_HOME/pitboss."),
+    ]):
+        f = decorator(f)
+    return f
+
+
+def _roots(as_json: bool, anchor: str | None, log_key: str | None, trust_file: str | None,
+           witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None) -> TrustRoots:
+    from ledger.trust import resolve
+
+    try:
+        return resolve(anchor=anchor, log_key=log_key, witnesses=witnesses, quorum=witness_quorum, config=trust_file,
+                       state=state_dir)
+    except TrustError as exc:
+        _fail(as_json, str(exc), EXIT_USAGE)
+
+
+def _read_text_arg(as_json: bool, path: str, what: str) -> str:
+    """A file given on the command line, as UTF-8 text; one line and exit 2 otherwise."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        _fail(as_json, f"{what} {path} is not UTF-8 text", EXIT_USAGE)
+    except OSError as exc:
+        _fail(as_json, f"{what} {path}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def _day(as_json: bool, day: str) -> str:
+    from ledger.timeutil import real_day
+
+    try:
+        return real_day(day)
+    except ValueError as exc:
+        _fail(as_json, f"--day: {exc}", EXIT_USAGE)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG)
 @click.option("--db", envvar="PITBOSS_DB", default="pitboss.db", show_default=True,
               help="Ledger store: a SQLite file (sqlite:///PATH or PATH) or postgresql://user@host/db[?schema=S].")
 @click.option("--keys", "keys_dir", envvar="PITBOSS_KEYS", default=None,
@@ -103,9 +187,13 @@ def main(ctx: click.Context, db: str, keys_dir: str | None, public_dir: str | No
 @click.option("--origin", default=None, help="The log's origin (checkpoint key name). Default: pitboss.local/<random>.")
 @click.option("--append-only", is_flag=True, help="PostgreSQL: refuse UPDATE, DELETE, TRUNCATE of events (trigger).")
 @click.option("--service-role", default=None, help="PostgreSQL: create a role that may only SELECT and INSERT events.")
+@click.option("--trust-config", default=None, type=click.Path(dir_okay=False),
+              help="Also write the verifier configuration (the roots to pin) to this file, for 'verify --trust'."
+                   " Keep it where the ledger's operator cannot write it.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def init(c: Context, origin: str | None, append_only: bool, service_role: str | None, as_json: bool) -> None:
+def init(c: Context, origin: str | None, append_only: bool, service_role: str | None, trust_config: str | None,
+         as_json: bool) -> None:
     """Create the store, the house key (trust anchor) and the ledger's log key.
 
     On PostgreSQL, --append-only adds a trigger refusing UPDATE, DELETE and TRUNCATE of
@@ -130,11 +218,21 @@ def init(c: Context, origin: str | None, append_only: bool, service_role: str | 
     with _Guard(as_json), c.open(create=True) as store:
         if not ((append_only or service_role) and store.head(KEYRING_STREAM) is not None):
             house, log = init_ledger(store, c.keys, c.public, origin)
+            from ledger.log.note import verifier_key
+            from ledger.trust import config_text
+
+            vkey = verifier_key(origin, log.public_key)
             out.update(keys=str(c.keys.path), public=str(c.public.path), house_key=house.key_id, log_key=log.key_id,
-                       origin=origin)
-            text.append(f"initialised {c.db.redacted()}\n  house key {house.key_id} (trust anchor:"
-                        f" {c.public.anchor_file})\n  log key   {log.key_id} origin {origin}\n  private keys in"
-                        f" {c.keys.path}")
+                       origin=origin, roots={"anchor": house.public_key.hex(), "log_key": vkey})
+            text.append(f"initialised {c.db.redacted()}\n  house key {house.key_id}\n  log key   {log.key_id} origin"
+                        f" {origin}\n  private keys in {c.keys.path}\n"
+                        "The roots a verifier pins (give them to your regulator; keep a copy where this ledger's"
+                        f" operator cannot write):\n  anchor  {house.public_key.hex()}\n  log key {vkey}")
+            if trust_config:
+                Path(trust_config).parent.mkdir(parents=True, exist_ok=True)
+                Path(trust_config).write_text(config_text(house.public_key, vkey))
+                out["trust_config"] = trust_config
+                text.append(f"  written to {trust_config}: pitboss verify --trust {trust_config}")
         if append_only or service_role:
             out["append_only"] = setup_append_only(c.db, service_role)
             text += [f"  {line}" for line in out["append_only"]]
@@ -309,16 +407,19 @@ def _log_key(store: Store, c: Context, as_json: bool) -> Any:
 
 
 @main.command()
+@click.option("--witness", "witness_urls", multiple=True,
+              help="A witness's add-checkpoint URL (c2sp.org/tlog-witness), repeatable: its cosignature is added to"
+                   " the published note.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def checkpoint(c: Context, as_json: bool) -> None:
-    """Sign a checkpoint of the whole ledger and publish it."""
+def checkpoint(c: Context, witness_urls: tuple[str, ...], as_json: bool) -> None:
+    """Sign a checkpoint of the whole ledger and publish it (with witnesses' cosignatures)."""
     import base64
 
     from ledger.log.checkpoints import create_checkpoint
 
     with _Guard(as_json), c.open() as store:
-        sc = create_checkpoint(store, c.keys, c.public)
+        sc = create_checkpoint(store, c.keys, c.public, witness_urls)
     cp = sc.checkpoint
     _emit(as_json, {
         "ok": True, "origin": cp.origin, "size": cp.size, "root": base64.b64encode(cp.root).decode(),
@@ -327,56 +428,76 @@ def checkpoint(c: Context, as_json: bool) -> None:
        f"  published {c.public.checkpoint_file(cp.size)}")
 
 
-def _read_anchor(value: str) -> bytes:
-    text = Path(value).read_text().strip() if Path(value).is_file() else value.strip()
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raw = b""
-    if len(raw) != 32:
-        raise click.BadParameter("must be a 64-hex-digit Ed25519 public key or a file holding one", param_hint="--anchor")
-    return raw
-
-
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--anchor", default=None, help="Pinned house public key (hex, or a file). Default: house.pub in the public directory.")
+@trust_options
+@click.option("--since", "since_file", default=None, type=click.Path(dir_okay=False),
+              help="A checkpoint note you hold: the ledger must still extend it (a one-off rollback check).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Processes for signature checks (default: all cores).")
 @click.option("--deep", is_flag=True, help="Also re-run the ingest schema checks on every stored event.")
 @click.option("--quiet", is_flag=True, help="No progress output.")
 @click.pass_obj
-def verify(c: Context, as_json: bool, anchor: str | None, workers: int | None, deep: bool, quiet: bool) -> None:
-    """Re-check every signature, chain link, sequence and checkpoint. Exit 1 on any problem."""
+def verify(c: Context, as_json: bool, anchor: str | None, log_key: str | None, trust_file: str | None,
+           witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, since_file: str | None,
+           workers: int | None, deep: bool, quiet: bool) -> None:
+    """Re-check every row, signature, chain link, sequence and checkpoint against the roots you pin.
+
+    OK (exit 0) only when nothing is wrong, the anchor and log key are pinned, and an
+    accepted checkpoint anchors the ledger, which must extend the last checkpoint this
+    verifier accepted (kept in --state) and --since; FAILED (1) names each problem;
+    UNVERIFIED (5) says what was missing."""
     from ledger.verify import verify_ledger
 
+    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
+    since = _read_text_arg(as_json, since_file, "--since") if since_file else None
     started = time.monotonic()
     last = [started]
+    show = not quiet and not as_json and sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
         now = time.monotonic()
-        if quiet or now - last[0] < 1.0:
+        if not show or now - last[0] < 1.0:
             return
         last[0] = now
         rate = done / max(now - started, 1e-9)
         click.echo(f"verified {done}/{total} events ({rate:,.0f}/s)", err=True)
 
-    with _Guard(as_json):
-        pinned = _read_anchor(anchor) if anchor else (
-            _read_anchor(str(c.public.anchor_file)) if c.public.anchor_file.is_file() else None)
-        with c.open() as store:
-            report = verify_ledger(store, public_dir=c.public.path, anchor=pinned, workers=workers, deep=deep,
-                                   progress=progress)
-    head = (f"{'OK' if report.ok else 'FAILED'}: {report.events} events in {report.streams} streams, "
-            f"{report.checkpoints_checked} checkpoint comparisons, tree size {report.tree_size}, "
-            f"{report.seconds:.2f}s")
-    if not report.anchor_pinned:
-        head += "\n  warning: trust anchor not pinned (no --anchor and no house.pub): the key ring was checked against itself"
-    lines = [head] + [f"  {p}" for p in report.problems]
+    with _Guard(as_json), c.open() as store:
+        report = verify_ledger(store, roots=roots, public_dir=c.public.path, since=since, workers=workers, deep=deep,
+                               progress=progress)
+    head = (f"{report.verdict}: {report.events} events in {report.streams} streams, "
+            f"{report.checkpoints_checked} checkpoint comparisons ({report.checkpoints_accepted} accepted, the largest"
+            f" {report.accepted_size}), tree size {report.tree_size}, {report.seconds:.2f}s")
+    lines = [head] + [f"  {p}" for p in report.problems] + [f"  UNVERIFIED: {u}" for u in report.unverified]
+    if report.uncovered:
+        lines.append(f"  {report.uncovered} events after checkpoint {report.accepted_size} are signed and chained but"
+                     " not yet in an accepted checkpoint ('pitboss checkpoint')")
+    lines += [f"  note: {n}" for n in report.notes]
+    lines += [f"  {line}" for line in roots.lines()]
+    if report.state_saved:
+        lines.append(f"  accepted checkpoint {report.accepted_size} kept in {report.state_saved}")
     _emit(as_json, report.to_json(), "\n".join(lines))
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+    sys.exit({"OK": EXIT_OK, "FAILED": EXIT_FAILED}.get(report.verdict, EXIT_UNVERIFIED))
 
 
 # --- proofs ------------------------------------------------------------------------
+
+class AsciiCount(click.ParamType):  # type: ignore[type-arg]  # click's ParamType is generic only in its stubs
+    """A whole number in ASCII decimal digits (not "²", not Arabic-Indic digits)."""
+
+    name = "N"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        from ledger.log.note import is_decimal
+
+        if isinstance(value, int):
+            return value
+        if not isinstance(value, str) or not is_decimal(value):
+            self.fail(f"{safe(repr(value))} is not a whole number in ASCII digits", param, ctx)
+        return int(value)
+
+
+COUNT = AsciiCount()
 
 @main.group()
 def proof() -> None:
@@ -385,8 +506,8 @@ def proof() -> None:
 
 @proof.command("inclusion")
 @click.argument("stream")
-@click.argument("seq", type=int)
-@click.option("--size", type=int, default=None, help="Checkpoint size to prove against (default: the latest covering it).")
+@click.argument("seq", type=COUNT)
+@click.option("--size", type=COUNT, default=None, help="Checkpoint size to prove against (default: the latest covering it).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True)
 @click.pass_obj
 def proof_inclusion(c: Context, stream: str, seq: int, size: int | None, output: str) -> None:
@@ -400,13 +521,16 @@ def proof_inclusion(c: Context, stream: str, seq: int, size: int | None, output:
 
 
 @proof.command("consistency")
-@click.argument("old_size", type=int)
-@click.argument("new_size", type=int)
+@click.argument("old_size", type=COUNT)
+@click.argument("new_size", type=COUNT)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True)
 @click.pass_obj
 def proof_consistency(c: Context, old_size: int, new_size: int, output: str) -> None:
     """Write a consistency proof between two stored checkpoints (and their notes beside it)."""
     from ledger.log.checkpoints import consistency_proof
+
+    if old_size > new_size:
+        _fail(False, f"the old size {old_size} is larger than the new size {new_size}", EXIT_USAGE)
 
     with _Guard(False), c.open() as store:
         text, old_note, new_note = consistency_proof(store, old_size, new_size)
@@ -428,11 +552,11 @@ def proof_check_inclusion(proof_file: str, vkey: str, checkpoint_file: str | Non
     from ledger.log.note import NoteError
     from ledger.log.proofs import verify_inclusion_proof
 
+    proof_text = _read_text_arg(as_json, proof_file, "proof")
+    cp_text = _read_text_arg(as_json, checkpoint_file, "checkpoint") if checkpoint_file else None
+    vkey_text = _read_text_arg(as_json, vkey, "--vkey")
     try:
-        res = verify_inclusion_proof(
-            Path(proof_file).read_text(), Path(checkpoint_file).read_text() if checkpoint_file else None,
-            Path(vkey).read_text(),
-        )
+        res = verify_inclusion_proof(proof_text, cp_text, vkey_text)
     except (ProofError, NoteError) as exc:
         _fail(as_json, f"proof does not verify: {exc}", EXIT_FAILED)
     ev = res.event
@@ -453,15 +577,127 @@ def proof_check_consistency(proof_file: str, old_note: str, new_note: str, vkey:
     from ledger.log.note import NoteError
     from ledger.log.proofs import verify_consistency_proof
 
+    texts = [_read_text_arg(as_json, f, what) for f, what in
+             ((proof_file, "proof"), (old_note, "old note"), (new_note, "new note"), (vkey, "--vkey"))]
     try:
-        old, new = verify_consistency_proof(
-            Path(proof_file).read_text(), Path(old_note).read_text(), Path(new_note).read_text(),
-            Path(vkey).read_text(),
-        )
+        old, new = verify_consistency_proof(*texts)
     except (ProofError, NoteError) as exc:
         _fail(as_json, f"proof does not verify: {exc}", EXIT_FAILED)
     _emit(as_json, {"ok": True, "old_size": old.size, "new_size": new.size},
           f"OK: the {new.size}-event log extends the {old.size}-event log unchanged")
+
+
+# --- witness (a regulator's) -------------------------------------------------------------
+
+@main.group()
+def witness() -> None:
+    """A small witness for a regulator to run (c2sp.org/tlog-witness, cosignature/v1).
+
+    It keeps the latest checkpoint of each log it follows and cosigns a new one only
+    when it is consistent with that one; verifiers then pin it with --witness."""
+
+
+@witness.command("init")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--name", required=True, help="The witness's name (its key name), e.g. regulator.example/witness.")
+@click.option("--json", "as_json", is_flag=True)
+def witness_init(directory: str, name: str, as_json: bool) -> None:
+    """Create a witness (its key, mode 0600) in DIRECTORY and print its verifier key."""
+    from ledger.log.witness import Witness
+
+    with _Guard(as_json):
+        w = Witness.create(Path(directory), name)
+    _emit(as_json, {"ok": True, "name": w.name, "vkey": w.vkey},
+          f"witness {w.name} in {directory}\n  verifier key (pin it: --witness): {w.vkey}")
+
+
+@witness.command("follow")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("log_key")
+@click.option("--json", "as_json", is_flag=True)
+def witness_follow(directory: str, log_key: str, as_json: bool) -> None:
+    """Follow the log whose verifier key is LOG_KEY (text, or a file holding it)."""
+    from ledger.log.witness import Witness
+
+    text = _read_text_arg(as_json, log_key, "log key") if Path(log_key).is_file() else log_key
+    with _Guard(as_json):
+        key = Witness(Path(directory)).follow(text.strip())
+    _emit(as_json, {"ok": True, "log": key.name}, f"following {key.name}")
+
+
+@witness.command("add-checkpoint")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("request", type=click.File("rb"))
+@click.option("--json", "as_json", is_flag=True)
+def witness_add_checkpoint(directory: str, request: Any, as_json: bool) -> None:
+    """Judge one add-checkpoint request (a file, or - for standard input) and print the
+    cosignature line; exit 1 with the witness's answer if it refuses."""
+    from ledger.log.witness import MAX_REQUEST, Witness
+
+    data = request.read(MAX_REQUEST + 1)
+    if len(data) > MAX_REQUEST:
+        _fail(as_json, f"the request is larger than {MAX_REQUEST} bytes", EXIT_USAGE)
+    try:
+        body = data.decode("utf-8")
+    except UnicodeDecodeError:
+        _fail(as_json, "the request is not UTF-8 text", EXIT_USAGE)
+    with _Guard(as_json):
+        answer = Witness(Path(directory)).add_checkpoint(body)
+    if answer.status != 200:
+        _fail(as_json, f"refused ({answer.status}): {answer.body.strip()}", EXIT_FAILED)
+    if as_json:
+        click.echo(json.dumps({"ok": True, "cosignature": answer.body}))
+    else:
+        click.echo(answer.body, nl=False)
+
+
+@witness.command("serve")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=7380, show_default=True)
+def witness_serve(directory: str, host: str, port: int) -> None:
+    """Serve POST /add-checkpoint over HTTP (c2sp.org/tlog-witness) until interrupted."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ledger.log.witness import MAX_REQUEST, Witness
+
+    with _Guard(False):
+        w = Witness(Path(directory))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            length = int(self.headers.get("Content-Length") or 0)
+            if self.path.rstrip("/").split("/")[-1] != "add-checkpoint":
+                self._answer(404, "not found\n", "text/plain")
+                return
+            if not 0 < length <= MAX_REQUEST:
+                self._answer(400, "a request body of 1 byte to 1 MiB is required\n", "text/plain")
+                return
+            try:
+                body = self.rfile.read(length).decode("utf-8")
+            except UnicodeDecodeError:
+                self._answer(400, "the request is not UTF-8 text\n", "text/plain")
+                return
+            a = w.add_checkpoint(body)
+            self._answer(a.status, a.body, a.content_type)
+
+        def _answer(self, status: int, body: str, content_type: str) -> None:
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server API
+            click.echo(safe(f"{self.address_string()} {format % args}", keep_newlines=False), err=True)
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    click.echo(f"witness {w.name} serving http://{host}:{server.server_port}/add-checkpoint", err=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
 
 
 # --- replay ---------------------------------------------------------------------------
@@ -569,71 +805,127 @@ def export_phh(c: Context, round_id: str, output: str | None) -> None:
 @main.command()
 @click.argument("round_id")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True, help="Directory to write the bundle to.")
+@trust_options
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def evidence(c: Context, round_id: str, output: str, as_json: bool) -> None:
-    """Write ROUND_ID's evidence bundle: signed events, inclusion proofs, outcome, report.
+def evidence(c: Context, round_id: str, output: str, anchor: str | None, log_key: str | None, trust_file: str | None,
+             witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, as_json: bool) -> None:
+    """Write ROUND_ID's evidence bundle: signed events, inclusion proofs, outcome, report;
+    then check it as a player would, against the roots you pin.
 
-    Signs a new checkpoint first if none covers the round yet.
-    """
-    from projections.evidence import write_bundle
+    Signs a new checkpoint first if none covers the round and the key ring as it is now.
+    The bundle is written either way; the exit code is the check's (0 OK, 1 FAILED, 5
+    UNVERIFIED)."""
+    from projections.evidence import verify_bundle, write_bundle
 
+    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
     with _Guard(as_json), c.open() as store:
         manifest = write_bundle(store, c.keys, c.public, round_id, Path(output))
-    _emit(as_json, {"ok": True, "bundle": output, **manifest},
-          f"wrote {output}: {manifest['events']} events with inclusion proofs against checkpoint size"
-          f" {manifest['checkpoint_size']}; check it with 'pitboss verify-bundle {output}'")
+    result = verify_bundle(Path(output), roots)
+    _emit(as_json, {"ok": result.ok, "bundle": output, **manifest, "verdict": result.verdict,
+                    "problems": result.problems, "unverified": result.unverified, **result.summary},
+          "\n".join([f"wrote {output}: {manifest['events']} events with inclusion proofs against checkpoint size"
+                     f" {manifest['checkpoint_size']}", *_bundle_lines(output, result)]))
+    sys.exit({"OK": EXIT_OK, "FAILED": EXIT_FAILED}.get(result.verdict, EXIT_UNVERIFIED))
+
+
+def _bundle_lines(bundle: str, result: Any) -> list[str]:
+    s = result.summary
+    if result.verdict == "OK":
+        lines = [f"OK: {s.get('verified_events')} events of {s.get('round')} verified against checkpoint size"
+                 f" {s.get('checkpoint_size')} (from its signed note)"]
+    elif result.verdict == "UNVERIFIED":
+        lines = [f"UNVERIFIED: nothing wrong found in {bundle}, but:"] + [f"  {u}" for u in result.unverified]
+    else:
+        lines = [f"FAILED: {bundle} does not prove what it claims:"] + [f"  {p}" for p in result.problems]
+    lines += [f"  checked: {c}" for c in s.get("checks", [])]
+    roots = s.get("trust_roots", {})
+    lines += [f"  trust anchor {roots.get('anchor') or 'NOT PINNED'}"
+              + (f" (from {roots.get('anchor_from')})" if roots.get("anchor") else ""),
+              f"  log key {roots.get('log_key') or 'the bundle s own, checked against its key ring'}"]
+    return lines
 
 
 @main.command("verify-bundle")
 @click.argument("bundle", type=click.Path(exists=True, file_okay=False))
-@click.option("--anchor", default=None, help="The operator's house key (hex or a file): pin it rather than trust the bundle's copy.")
-@click.option("--vkey", default=None, help="The log's verifier key (text or a file): pin it rather than trust the bundle's copy.")
+@trust_options
+@click.option("--vkey", default=None, hidden=True, help="Old name of --log-key.")
 @click.option("--json", "as_json", is_flag=True)
-def verify_bundle_cmd(bundle: str, anchor: str | None, vkey: str | None, as_json: bool) -> None:
-    """Check an evidence bundle offline (no database); exit 1 naming what does not hold."""
+def verify_bundle_cmd(bundle: str, anchor: str | None, log_key: str | None, trust_file: str | None,
+                      witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, vkey: str | None,
+                      as_json: bool) -> None:
+    """Check an evidence bundle offline (no database) against the roots you pin.
+
+    The house key must be pinned (--anchor, PITBOSS_ANCHOR or --trust): a bundle's own
+    copy proves nothing. The bundle's log key must be a ledger key of its key ring, which
+    must reach the checkpoint's stated head. OK (0), FAILED (1, naming what does not
+    hold), UNVERIFIED (5, nothing wrong but a root or the witnesses' quorum missing)."""
     from projections.evidence import verify_bundle
 
-    anchor_hex = _read_anchor(anchor).hex() if anchor else None
-    vkey_text = (Path(vkey).read_text().strip() if vkey and Path(vkey).is_file() else vkey)
-    problems, summary = verify_bundle(Path(bundle), anchor_hex, vkey_text)
-    ok = not problems
-    text = ([f"OK: {summary.get('verified_events')} events of {summary.get('round')} verified: signatures, keys,"
-             f" chains, inclusion in checkpoint size {summary.get('checkpoint_size')}, and the engine's outcome"]
-            if ok else ["NOT VERIFIED:"] + [f"  {p}" for p in problems])
-    _emit(as_json, {"ok": ok, "problems": problems, **summary}, "\n".join(text))
-    sys.exit(EXIT_OK if ok else EXIT_FAILED)
+    roots = _roots(as_json, anchor, log_key or vkey, trust_file, witnesses, witness_quorum, state_dir)
+    result = verify_bundle(Path(bundle), roots)
+    _emit(as_json, {"ok": result.ok, "verdict": result.verdict, "problems": result.problems,
+                    "unverified": result.unverified, **result.summary}, "\n".join(_bundle_lines(bundle, result)))
+    sys.exit({"OK": EXIT_OK, "FAILED": EXIT_FAILED}.get(result.verdict, EXIT_UNVERIFIED))
+
+
+_RECONCILE_EXIT = {"RECONCILED": EXIT_OK, "NOT RECONCILED": EXIT_FAILED, "UNVERIFIED": EXIT_UNVERIFIED,
+                   "INCOMPLETE": EXIT_UNVERIFIED, "NOTHING TO RECONCILE": EXIT_NOTHING}
 
 
 @main.command()
-@click.option("--day", required=True, help="The gaming day, YYYY-MM-DD (UTC).")
-@click.option("--anchor", default=None, help="Pin the trust anchor (hex or a file).")
+@click.option("--day", required=True, help="The gaming day, YYYY-MM-DD (UTC); a real date.")
+@trust_options
+@click.option("--since", "since_file", default=None, type=click.Path(dir_okay=False),
+              help="A checkpoint note you hold: the ledger must still extend it.")
+@click.option("--accept-unchecked", is_flag=True,
+              help="Reconcile even if some checks could not be made (a table with chips but no count, events with"
+                   " no receipt); they are still listed under not_checked.")
 @click.option("--workers", type=click.IntRange(1, 256), default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def reconcile(c: Context, day: str, anchor: str | None, workers: int | None, as_json: bool) -> None:
-    """Reconcile a gaming day; exit 0 only when every check holds (1 lists each discrepancy)."""
-    import re
+def reconcile(c: Context, day: str, anchor: str | None, log_key: str | None, trust_file: str | None,
+              witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, since_file: str | None,
+              accept_unchecked: bool, workers: int | None, as_json: bool) -> None:
+    """Reconcile a gaming day against the roots you pin.
 
+    RECONCILED (0) only when every check was made and holds; NOT RECONCILED (1) lists
+    each discrepancy; UNVERIFIED or INCOMPLETE (5) when a root, a checkpoint or a check
+    is missing; NOTHING TO RECONCILE (6) for a day without events."""
     from projections.reconcile import reconcile_day
 
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-        _fail(as_json, f"--day must be YYYY-MM-DD, not {day!r}", EXIT_USAGE)
+    day = _day(as_json, day)
+    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
+    since = _read_text_arg(as_json, since_file, "--since") if since_file else None
 
     def progress(msg: str) -> None:
-        if not as_json:
+        if not as_json and sys.stderr.isatty():
             click.echo(f"  ... {msg}", err=True)
 
     with _Guard(as_json), c.open() as store:
-        report = reconcile_day(store, day, public_dir=c.public.path,
-                               anchor=_read_anchor(anchor) if anchor else None, workers=workers, progress=progress)
+        report = reconcile_day(store, day, roots=roots, public_dir=c.public.path, since=since,
+                               accept_unchecked=accept_unchecked, workers=workers, progress=progress)
+    _emit(as_json, report, "\n".join(_reconcile_lines(report, roots)))
+    sys.exit(_RECONCILE_EXIT[report["verdict"]])
+
+
+def _reconcile_lines(report: dict[str, Any], roots: TrustRoots) -> list[str]:
+    day = report["day"]
     text = [f"{day}: {report['rounds_closed']} rounds closed, {report['events_of_day']} events;"
-            f" {report['ledger_events_verified']} ledger events verified"]
+            f" {report['ledger_events_verified']} ledger events verified ({report['verification']['verdict']})"]
     text += [f"  {d['check']}: {d['stream']} seq {d['seq']}: {d['reason']}" for d in report["discrepancies"]]
+    text += [f"  UNVERIFIED: {u}" for u in report["verification"]["unverified"]]
     text += [f"  not checked: {n}" for n in report["not_checked"]]
-    text.append("RECONCILED" if report["ok"] else f"NOT RECONCILED: {len(report['discrepancies'])} discrepancies")
-    _emit(as_json, report, "\n".join(text))
-    sys.exit(EXIT_OK if report["ok"] else EXIT_FAILED)
+    text += [f"  {line}" for line in roots.lines()]
+    verdict = report["verdict"]
+    if verdict == "NOT RECONCILED":
+        verdict += f": {len(report['discrepancies'])} discrepancies"
+    elif verdict == "INCOMPLETE":
+        verdict += f": {len(report['not_checked'])} checks not made (--accept-unchecked to accept them)"
+    elif verdict == "RECONCILED" and report["accepted_unchecked"]:
+        verdict += f" (accepting {len(report['not_checked'])} checks not made)"
+    text.append(verdict)
+    return text
 
 
 @main.command()
@@ -678,13 +970,37 @@ def aml() -> None:
 @click.pass_obj
 def aml_flags(c: Context, day: str | None, as_json: bool) -> None:
     """Scan the ledger and list every flag (deterministic: the same ledger, the same flags)."""
+    from ledger.timeutil import gaming_day
+    from ledger.verify import RowJudge
     from projections.aml import NOT_COVERED, scan_store
 
+    if day is not None:
+        day = _day(as_json, day)
     with _Guard(as_json), c.open() as store:
-        flags = [f for f in scan_store(store) if day in (None, f.day)]
+        judge = RowJudge(store)
+        flags = [f for f in scan_store(store, accept=judge) if day in (None, f.day)]
+        scanned = sum(1 for r in store.rows() if day is None or gaming_day(orjson_at(r.state)) == day)
     text = [f"{f.id}  {f.day}  {f.rule:<20} {','.join(f.players):<24} {f.amount:>12}  {f.reason}" for f in flags]
-    _emit(as_json, {"flags": [f.to_json() for f in flags], "count": len(flags), "not_covered": NOT_COVERED},
-          "\n".join(text + [f"{len(flags)} flags"]))
+    text += [f"  not counted (its own checks fail): row {nid}: {why}" for nid, why in judge.refused]
+    nothing = scanned == 0
+    summary = (f"NOTHING TO SCAN: no events on {day}" if nothing else
+               f"{len(flags)} flags from the events that passed their own checks"
+               + (f" ({len(judge.refused)} events not counted: run 'pitboss verify')" if judge.refused else ""))
+    _emit(as_json, {"flags": [f.to_json() for f in flags], "count": len(flags), "not_covered": NOT_COVERED,
+                    "day": day, "events": scanned, "nothing_to_scan": nothing,
+                    "not_counted": [{"row": nid, "reason": why} for nid, why in judge.refused]},
+          "\n".join(text + [summary]))
+    sys.exit(EXIT_NOTHING if nothing else EXIT_OK)
+
+
+def orjson_at(state: bytes) -> str:
+    import orjson
+
+    try:
+        at = orjson.loads(state).get("at")
+    except (ValueError, AttributeError):
+        return ""
+    return at if isinstance(at, str) else ""
 
 
 @aml.command("show")
@@ -844,9 +1160,15 @@ def rules_house_edge(game: str, as_json: bool) -> None:
               help="Where the evidence bundle goes (default: beside the SQLite ledger, or ./).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -> None:
+@trust_options
+def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, anchor: str | None,
+         log_key: str | None, trust_file: str | None, witnesses: tuple[str, ...], witness_quorum: int | None,
+         state_dir: str | None) -> None:
     """Simulate a casino night through the real producer path, then run the nightly jobs:
-    views, reconciliation of the day, AML flags, and one disputed round's evidence."""
+    views, reconciliation of the day, AML flags, and one disputed round's evidence.
+
+    The jobs check against the roots you pin; pinned nothing, the demo (which is the
+    operator, holding the private keys) pins the public keys of its own house and log keys."""
     from ledger.sim.demo import run_demo
     from projections.aml import scan_store
     from projections.evidence import write_bundle
@@ -858,8 +1180,11 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -
             click.echo(f"  ... {msg}", err=True)
 
     out = Path(output) if output else (c.db.path.parent if c.db.backend == "sqlite" and c.db.path else Path("."))
+    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
     with _Guard(as_json), c.open() as store:
         summary = run_demo(store, c.keys, c.public, seed=seed, hands=hands, progress=say)
+        if not roots.pinned:
+            roots = _operator_roots(store, c, roots)
         disputed = summary["disputed_round"]
         say(f"writing the evidence bundle of the disputed round {disputed}")
         bundle = out / f"evidence-{disputed.split(':', 1)[1]}"
@@ -870,7 +1195,7 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -
             catch_up(store, vs)
         day = utc_now_day()
         say(f"reconciling the gaming day {day}")
-        report = reconcile_day(store, day, public_dir=c.public.path, progress=say)
+        report = reconcile_day(store, day, roots=roots, public_dir=c.public.path, progress=say)
         flags = [f for f in scan_store(store) if f.day == day]
     tid = summary.pop("tournament")
     summary.update(gaming_day=day, aml_flags=len(flags), reconciled=report["ok"],
@@ -879,17 +1204,37 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool) -
                                 for t in report["tournaments"] if t["id"] == tid])
     text = [f"casino night {day}: {summary['rounds']} rounds at {summary['tables']} tables, {summary['events']} signed"
             f" events ingested",
-            f"reconciliation: {'RECONCILED' if report['ok'] else 'NOT RECONCILED'}"
-            f" ({report['rounds_closed']} rounds replayed)",
+            f"reconciliation: {report['verdict']} ({report['rounds_closed']} rounds replayed) against"
+            f" {roots.sources.get('anchor')}",
             f"AML flags: {len(flags)} ({', '.join(summary['aml_rules'])}): pitboss aml flags",
             f"rulings: {', '.join(r['effect'] + ' ' + r['round'] for r in summary['rulings'])}",
             *[f"tournament {t['id']}: prize pool {t['prize_pool']}, paid {t['paid']}, refunded {t['refunded']}"
               for t in summary["tournaments"]],
             f"disputed round {summary['disputed_round']}: evidence in {summary['evidence']}"
-            f" (pitboss verify-bundle {summary['evidence']})",
+            f" (pitboss verify-bundle --anchor {roots.anchor.hex() if roots.anchor else 'HOUSE_KEY'}"
+            f" {summary['evidence']})",
             "balances: pitboss balances; tables: pitboss table TABLE_ID; replay: pitboss replay ROUND_ID"]
+    summary["verdict"] = report["verdict"]
     _emit(as_json, summary, "\n".join(text))
-    sys.exit(EXIT_OK if report["ok"] else EXIT_FAILED)
+    sys.exit(_RECONCILE_EXIT[report["verdict"]])
+
+
+def _operator_roots(store: Store, c: Context, roots: TrustRoots) -> TrustRoots:
+    """The roots of the operator who holds the private keys: the public halves of its own
+    house and log keys (the demo's jobs, run by the operator itself)."""
+    from dataclasses import replace
+
+    from ledger.house import active_signer
+    from ledger.keyring import load_keyring
+    from ledger.log.note import VerifierKey, verifier_key
+
+    ring = load_keyring(store)
+    log = active_signer(ring, c.keys, "ledger")
+    if ring.anchor is None or not c.keys.has(ring.anchor.key_id):
+        raise HouseError(f"the house key that anchors the key ring is not in {c.keys.path}: pin the roots (--trust)")
+    where = f"the operator's own private keys in {c.keys.path}"
+    return replace(roots, anchor=ring.anchor.public_key, log_key=VerifierKey.parse(verifier_key(log.actor, log.public_key)),
+                   sources={**roots.sources, "anchor": where, "log_key": where})
 
 
 def utc_now_day() -> str:
@@ -918,5 +1263,43 @@ def sample(c: Context, output: str, rounds: int, as_json: bool) -> None:
     _emit(as_json, {"ok": True, "file": output, "events": n}, f"wrote {n} signed events to {output}")
 
 
+def run() -> None:
+    """The ``pitboss`` program: the commands, with Ctrl-C and unexpected failures turned
+    into one line and their exit code, never a traceback (issue 14 points 5 and 6)."""
+    as_json = "--json" in sys.argv[1:]
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        _interrupted(as_json)
+    except KeyboardInterrupt:
+        _interrupted(as_json)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        sys.exit(EXIT_OK)
+    except Exception as exc:  # a bug: one line, its own code
+        where = exc.__traceback__
+        while where is not None and where.tb_next is not None:
+            where = where.tb_next
+        at = f" at {Path(where.tb_frame.f_code.co_filename).name}:{where.tb_lineno}" if where else ""
+        _fail(as_json, f"internal error{at}: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    sys.exit(EXIT_OK)
+
+
+def _interrupted(as_json: bool) -> NoReturn:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
+    if as_json:
+        click.echo(json.dumps({"ok": False, "interrupted": True, "exit_code": EXIT_INTERRUPTED}))
+    click.echo("pitboss: interrupted; nothing half-written (each batch is all or nothing)", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

@@ -74,3 +74,18 @@ def gaming_day(at: str) -> str:
     whose business day starts at another hour (a cut-off) is not modelled: the gaming
     day is the UTC calendar day, everywhere (reconciliation, views, AML, penalties)."""
     return at[:10]
+
+
+_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def real_day(text: str) -> str:
+    """A gaming day as given on a command line: ``YYYY-MM-DD`` in ASCII digits and a date
+    that exists (issue 14 point 5: 2026-13-45 is not a day to reconcile). ValueError otherwise."""
+    if not isinstance(text, str) or not _DAY_RE.fullmatch(text):
+        raise ValueError(f"{text!r} is not a day in the form YYYY-MM-DD")
+    try:
+        datetime.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        raise ValueError(f"{text!r} is not a real date") from None
+    return text

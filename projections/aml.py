@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -226,5 +226,12 @@ def _third_party(transfers: dict[tuple[str, str, str], list[tuple[int, str, str]
     return out
 
 
-def scan_store(store: Store, config: AmlConfig | None = None) -> list[Flag]:
-    return scan((event_from_stored(r.state) for r in store.rows()), Context(store), config)
+def scan_store(store: Store, config: AmlConfig | None = None,
+               accept: Callable[[int, str, int, str, bytes], bool] | None = None) -> list[Flag]:
+    """Flags from the events that count (issue 14 point 3): ``accept`` says which rows do;
+    by default each row's own hash, signature and key are checked (``ledger.verify.RowJudge``)."""
+    if accept is None:
+        from ledger.verify import RowJudge
+
+        accept = RowJudge(store)
+    return scan((event_from_stored(r.state) for r in store.rows() if accept(*r)), Context(store), config)

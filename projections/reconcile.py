@@ -33,6 +33,18 @@
 7. the AML scan (``projections.aml``): the day's flags are listed in the report; they are
    findings for compliance, not discrepancies, so they do not fail the day.
 
+The verdict (issue 14 point 5) is RECONCILED only when every check was made against
+the pinned roots (``ledger.trust``) and holds: NOT RECONCILED when a check fails;
+UNVERIFIED when the roots are not pinned or no accepted checkpoint anchors the ledger;
+INCOMPLETE when a check could not be made (a table with chips but no count, events with
+no receipt) and ``accept_unchecked`` was not given; NOTHING TO RECONCILE for a day with
+no events of the floor or the cage. The ledger must still extend the previous day's
+checkpoint: the first checkpoint that covers every event dated before the day must
+exist and be accepted by verification whenever the ledger holds such events.
+
+Only events that verification accepted count (issue 14 point 3): a row that fails its
+own checks is a discrepancy, and the rulings, views and AML flags are built without it.
+
 The gaming day is the UTC date (a round belongs to the day it closed). A day's events are
 those dated that day and those the ledger received that day (its receipts,
 ``ledger.receipt.v1``) though dated another: those late arrivals are listed, and
@@ -56,8 +68,9 @@ from ledger.judges.round import walk
 from ledger.kinds import RECEIPT_STREAM
 from ledger.refs import event_ref
 from ledger.store import DatabaseURL, Store
-from ledger.timeutil import gaming_day
-from ledger.verify import verify_ledger
+from ledger.timeutil import gaming_day, real_day
+from ledger.trust import TrustRoots
+from ledger.verify import revoked_later, verify_ledger
 from projections.aml import NOT_COVERED, scan_store
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
@@ -68,34 +81,54 @@ from projections.table_chips import ChipBook
 Progress = Callable[[str], None]
 
 
-def compromise_rulings(store: Store) -> dict[str, str]:
-    """Event ref -> the key-compromise ruling (``ruling.key_compromise.v1``) that confirmed it."""
+VERDICTS = ("RECONCILED", "NOT RECONCILED", "UNVERIFIED", "INCOMPLETE", "NOTHING TO RECONCILE")
+BOOKKEEPING = ("ledger:", "keyring")
+"""Streams of the ledger's own bookkeeping (receipts, checkpoints, the key ring): a day
+with nothing else has nothing to reconcile."""
+
+
+def compromise_rulings(store: Store, rejected: frozenset[tuple[str, int]] = frozenset()) -> dict[str, str]:
+    """Event ref -> the key-compromise ruling (``ruling.key_compromise.v1``) that confirmed
+    it; a ruling that verification rejected confirms nothing."""
     out: dict[str, str] = {}
     for row in store.rows_of_kind("ruling.key_compromise.v1"):
+        if (row.stream, row.seq) in rejected:
+            continue
         for ref in orjson.loads(row.state)["payload"]["acts_on"]:
             out[ref] = event_ref(row.stream, row.seq)
     return out
 
 
-def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anchor: bytes | None = None,
-                  workers: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, public_dir: Path | None = None,
+                  since: str | None = None, accept_unchecked: bool = False, workers: int | None = None,
+                  progress: Progress | None = None) -> dict[str, Any]:
     started = time.perf_counter()
+    day = real_day(day)
     say = progress or (lambda msg: None)
     discrepancies: list[dict[str, Any]] = []
 
     say("verifying every event (signatures, keys, chains, checkpoints)")
-    ver = verify_ledger(store, public_dir=public_dir, anchor=anchor, workers=workers)
-    confirmed = compromise_rulings(store)
+    ver = verify_ledger(store, roots=roots, public_dir=public_dir, since=since, workers=workers)
+    confirmed = compromise_rulings(store, frozenset(ver.rejected()))
     addressed = []
+    rejected_list: list[tuple[str, int]] = []
+    bad_rows: set[int] = set()
     for p in ver.problems:
         item = {"check": f"integrity:{p.check}", "stream": p.stream, "seq": p.seq, "reason": p.reason}
         ruling = None
         if p.check == "key" and "revoked" in p.reason and p.stream is not None and p.seq is not None:
             ruling = confirmed.get(event_ref(p.stream, p.seq))
-        if ruling:  # untrusted (its key revoked), and a key-compromise ruling confirmed it
+        if ruling:  # untrusted (its key revoked), and a key-compromise ruling confirmed it: it counts
             addressed.append({**item, "ruling": ruling})
         else:
             discrepancies.append(item)
+            if revoked_later(p.check, p.reason):
+                continue  # a discrepancy until a ruling confirms it; the books still hold it
+            if p.stream is not None and p.seq is not None:
+                rejected_list.append((p.stream, p.seq))
+            if p.notification_id is not None:
+                bad_rows.add(p.notification_id)
+    rejected = frozenset(rejected_list)  # what verification did not accept counts for nothing else
 
     # the ledger's clock (ledger.receipt.v1): an event was received by the first receipt after it in the log
     receipts = [(row.notification_id, orjson.loads(row.state)["payload"]["received"])
@@ -114,12 +147,23 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
     round_table: dict[str, str] = {}
     imported: set[str] = set()
     ring = readable_keyring(store)
+    floor_events = 0
+    checkpoint_sizes: list[int] = []
+    leaf = 0
+    before_day = 0  # leaves up to and including the last event dated before the day
     for row in store.rows():
+        leaf += 1
+        if row.notification_id in bad_rows or (row.stream, row.seq) in rejected:
+            continue  # named among the integrity discrepancies; it counts for nothing else
         obj = orjson.loads(row.state)
+        if gaming_day(obj["at"]) < day:
+            before_day = leaf
+        if row.kind == "ledger.checkpoint.v1":
+            checkpoint_sizes.append(obj["payload"]["size"])
         dated = gaming_day(obj["at"])
         k = bisect.bisect_left(receipt_ids, row.notification_id)
         received = receipts[k][1] if k < len(receipts) else None
-        unreceipted += received is None
+        unreceipted += received is None and not row.stream.startswith(BOOKKEEPING)  # the ledger's own: signed with its clock
         # a day's events are those dated that day and those the ledger received that day, dated otherwise:
         # an event that arrives late is reconciled with the day it arrived (issue 13 point 3)
         on_day = dated == day or (received is not None and gaming_day(received) == day)
@@ -127,6 +171,7 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
             late.append({"event": event_ref(row.stream, row.seq), "kind": row.kind, "at": obj["at"],
                          "received": received})
         day_events += on_day
+        floor_events += on_day and not row.stream.startswith(BOOKKEEPING)
         if row.stream.startswith("chips:"):
             book.chip_event(event_from_stored(row.state), on_day)
             continue
@@ -190,11 +235,15 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
 
     say("checking every view against a recomputation from zero; following the money at the cage")
     cage = CageBook(day)
+
+    def counts(nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
+        return nid not in bad_rows and (stream, seq) not in rejected
+
     with ViewStore(store.url) as live:
-        catch_up(store, live)
+        catch_up(store, live, accept=counts)
         with tempfile.TemporaryDirectory() as tmp:
             with ViewStore(DatabaseURL(backend="sqlite", path=Path(tmp) / "recompute")) as fresh:
-                catch_up(store, fresh, observe=cage.event)  # from zero: every account's history
+                catch_up(store, fresh, observe=cage.event, accept=counts)  # from zero: every account's history
                 for name in live.views:
                     a, b = live.rows(name), fresh.rows(name)
                     for table in a:
@@ -207,11 +256,45 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
                                                   "reason": f"row {missing} is missing"})
     discrepancies += cage.problems
     say("scanning for AML flags")
-    flags = [f for f in scan_store(store) if f.day == day]
+    flags = [f for f in scan_store(store, accept=counts) if f.day == day]
+    # issue 14 point 2: the ledger still extends the previous day's checkpoint, the first
+    # checkpoint that covers every event dated before the day
+    previous = min((size for size in checkpoint_sizes if size >= before_day), default=None)
+    if before_day:
+        if previous is None:
+            discrepancies.append({"check": "integrity:previous day", "stream": "ledger:checkpoints", "seq": None,
+                                  "reason": f"no checkpoint covers the events dated before {day}: the day cannot be"
+                                            " shown to extend the history already reconciled ('pitboss checkpoint')"})
+        elif previous not in ver.accepted_sizes and not ver.unverified:
+            discrepancies.append({"check": "integrity:previous day", "stream": "ledger:checkpoints", "seq": None,
+                                  "reason": f"the previous day's checkpoint (size {previous}) was not accepted by"
+                                            " verification (signed by the pinned log key, matched, witnessed)"})
+    not_checked = ([f"table chips: {t.table} recorded chip movements on {day} but no count"
+                    for t in sorted(book.days.values(), key=lambda t: t.table) if not t.counts]
+                   + ([f"received time: {unreceipted} events have no ledger receipt after them (ingested without"
+                       " the ledger's log key, or after the last receipt): they count by their own date only"]
+                      if unreceipted else []))
+    if discrepancies:
+        verdict = "NOT RECONCILED"
+    elif ver.unverified:  # nothing wrong (or only what rulings confirmed), but not checked against pinned roots
+        verdict = "UNVERIFIED"
+    elif floor_events == 0:
+        verdict = "NOTHING TO RECONCILE"
+    elif not_checked and not accept_unchecked:
+        verdict = "INCOMPLETE"
+    else:
+        verdict = "RECONCILED"
     return {
         "day": day,
+        "verdict": verdict,
+        "trust_roots": ver.trust_roots,
+        "verification": {"verdict": ver.verdict, "unverified": ver.unverified, "notes": ver.notes,
+                         "accepted_size": ver.accepted_size, "uncovered": ver.uncovered,
+                         "state_saved": ver.state_saved},
+        "previous_day_checkpoint": previous,
+        "accepted_unchecked": accept_unchecked and bool(not_checked),
         "aml_flags": [f.to_json() for f in flags],
-        "ok": not discrepancies,
+        "ok": verdict == "RECONCILED",
         "events_of_day": day_events,
         "rounds_closed": len(closed),
         "rounds_reconciled": rounds_ok,
@@ -222,12 +305,8 @@ def reconcile_day(store: Store, day: str, *, public_dir: Path | None = None, anc
         "tournaments": tournament_report,
         "tables": [t.to_json() for t in sorted(book.days.values(), key=lambda t: t.table)],
         "late_arrivals": late,
-        "not_checked": [f"table chips: {t.table} recorded chip movements on {day} but no count"
-                        for t in sorted(book.days.values(), key=lambda t: t.table) if not t.counts]
-                       + ([f"received time: {unreceipted} events have no ledger receipt after them (ingested without"
-                           " the ledger's log key, or after the last receipt): they count by their own date only"]
-                          if unreceipted else [])
-                       + [f"aml: {n}" for n in NOT_COVERED],
+        "not_checked": not_checked,
+        "aml_not_covered": list(NOT_COVERED),
         "discrepancies": discrepancies,
         "seconds": round(time.perf_counter() - started, 3),
     }

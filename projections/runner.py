@@ -137,15 +137,26 @@ class RunReport:
     events: int
 
 
+Accept = Callable[[int, str, int, str, bytes], bool]
+"""(notification id, stream, seq, kind, stored bytes) -> whether the row counts."""
+
+
 def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None, chunk: int = CHUNK,
              progress: Callable[[int, int], None] | None = None, stop_after: int | None = None,
-             observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None) -> list[RunReport]:
+             observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None,
+             accept: Accept | None = None) -> list[RunReport]:
     """Apply every stored event after each view's position, chunk by chunk.
 
     ``stop_after``: stop once this many chunks are written (tests of an interrupted run).
     ``observe(event, {view: its row operations for the event})``: called for each event
     in ledger order (reconciliation follows the cage money with it, ``projections.cage``).
+    ``accept``: which rows count (issue 14 point 3); by default each row's own signature,
+    hash and key are checked (``ledger.verify.RowJudge``) and a row that fails is skipped.
     """
+    if accept is None:
+        from ledger.verify import RowJudge
+
+        accept = RowJudge(store)
     views = [vstore.views[n] for n in (names or vstore.views)]
     starts = {v.name: vstore.position(v.name) for v in views}
     positions = dict(starts)
@@ -159,6 +170,8 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
         rows = store.row_range(lo, hi)
         ops: dict[str, list[Add | Put]] = {v.name: [] for v in views}
         for row in rows:
+            if not accept(*row):
+                continue
             ev = event_from_stored(row.state)
             seen: dict[str, list[Add | Put]] = {}
             for v in views:
@@ -182,8 +195,8 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
 
 
 def rebuild(store: Store, vstore: ViewStore, names: Iterable[str] | None = None,
-            progress: Callable[[int, int], None] | None = None) -> list[RunReport]:
+            progress: Callable[[int, int], None] | None = None, accept: Accept | None = None) -> list[RunReport]:
     names = list(names or vstore.views)
     for n in names:
         vstore.reset(n)
-    return catch_up(store, vstore, names, progress=progress)
+    return catch_up(store, vstore, names, progress=progress, accept=accept)

@@ -18,6 +18,7 @@ import pytest
 from ledger.house import PublicDir, init_ledger
 from ledger.keys import KeyDirectory
 from ledger.store import DatabaseURL, Store
+from ledger.trust import TrustRoots
 
 PG_BASE = os.environ.get("PITBOSS_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -77,16 +78,52 @@ class Ledger:
     def cli_args(self) -> list[str]:
         return ["--db", self.url, "--keys", str(self.keys.path), "--public", str(self.public.path)]
 
+    @property
+    def roots(self) -> TrustRoots:
+        """The roots a regulator pins for this ledger (``ledger.trust``), as ``init`` printed
+        them, with the verifier's own state in the test's directory."""
+        return roots_of(self.public, self.tmp / "verifier-state")
+
+    def trust_args(self) -> list[str]:
+        return ["--anchor", self.public.anchor_file.read_text().strip(),
+                "--log-key", self.public.vkey_file.read_text().strip(),
+                "--state", str(self.tmp / "verifier-state")]
+
+
+def roots_of(public: PublicDir, state: Path) -> TrustRoots:
+    from ledger.log.note import VerifierKey
+
+    return TrustRoots(anchor=bytes.fromhex(public.anchor_file.read_text().strip()),
+                      log_key=VerifierKey.parse(public.vkey_file.read_text()), state_dir=state,
+                      sources={"anchor": "the test's pin", "log_key": "the test's pin", "state": "the test's"})
+
+
+@pytest.fixture(autouse=True)
+def verifier_state_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verifier keeps its last accepted checkpoint in $XDG_STATE_HOME/pitboss: in tests,
+    the test's own directory, never the home of whoever runs them."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+
 
 @pytest.fixture
-def ledger(db_url: str, tmp_path: Path) -> Iterator[Ledger]:
+def ledger(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ledger]:
+    """A ledger just initialised; the test's commands pin its roots through the environment,
+    as a regulator's cron job does (PITBOSS_ANCHOR, PITBOSS_LOG_KEY: ``ledger.trust``)."""
     keys = KeyDirectory(tmp_path / "keys")
     public = PublicDir(tmp_path / "public")
     store = Store.open(db_url, create=True)
     init_ledger(store, keys, public, "test.pitboss/ledger")
+    from ledger.house import active_signer
+    from ledger.keyring import load_keyring
+    from tests.helpers import RECEIPTS
+
+    RECEIPTS[id(store)] = active_signer(load_keyring(store), keys, "ledger")
+    monkeypatch.setenv("PITBOSS_ANCHOR", public.anchor_file.read_text().strip())
+    monkeypatch.setenv("PITBOSS_LOG_KEY", public.vkey_file.read_text().strip())
     try:
         yield Ledger(db_url, store, keys, public, tmp_path)
     finally:
+        RECEIPTS.pop(id(store), None)
         store.close()
 
 

@@ -16,7 +16,8 @@ CORE = ("ledger.canonical", "ledger.timeutil", "ledger.keys", "ledger.kinds", "l
         "ledger.chain", "ledger.scope", "ledger.keyring", "ledger.clock", "ledger.producer", "ledger.store")
 PURE = ("ledger.canonical", "ledger.timeutil", "ledger.kinds", "ledger.events", "ledger.refs", "ledger.chain",
         "ledger.keys", "ledger.scope")  # the core without storage: what the pure layers (games, the log's maths) build on
-LOG = ("ledger.log.merkle", "ledger.log.note", "ledger.log.proofs")
+LOG = ("ledger.log.merkle", "ledger.log.note", "ledger.log.proofs", "ledger.log.witness")
+TRUST = ("ledger.trust",)  # the roots a verifier pins and its own state: on the log's notes only
 GAMES = ("ledger.games",)
 RULES = GAMES + ("ledger.judges", "ledger.rng")
 SERVICES = ("ledger.ingest", "ledger.verify", "ledger.house", "ledger.log.checkpoints")
@@ -31,7 +32,8 @@ ALLOWED: list[tuple[str, tuple[str, ...]]] = [
     ("ledger.judges", CORE + RULES),
     ("ledger.rng", CORE + RULES),
     ("ledger.ingest", CORE + RULES + ("ledger.ingest",)),
-    ("ledger.verify", CORE + LOG + RULES + ("ledger.verify",)),
+    ("ledger.trust", PURE + LOG + TRUST),
+    ("ledger.verify", CORE + LOG + RULES + TRUST + ("ledger.verify",)),
     ("ledger.house", CORE + LOG + RULES + SERVICES),
     ("ledger.importers", WRITE),
     ("ledger.sim", WRITE),

@@ -19,9 +19,9 @@ from ledger.house import HouseError, PublicDir, active_signer
 from ledger.ingest import ingest_signed
 from ledger.keyring import load_keyring
 from ledger.keys import KeyDirectory
-from ledger.kinds import CHECKPOINT_STREAM
+from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.log.merkle import MerkleTree, leaf_hash
-from ledger.log.note import Checkpoint, sign_note, verifier_key
+from ledger.log.note import Checkpoint, NoteError, keyring_line, note_parts, sign_note, verifier_key
 from ledger.log.proofs import consistency_proof_text, inclusion_proof_text
 from ledger.producer import BatchBuilder
 from ledger.store import Store
@@ -34,17 +34,28 @@ class LeafIndex:
     hashes: list[bytes]
     positions: dict[tuple[str, int], int]
     notification_ids: list[int]
+    keyring: list[tuple[int, int, str]]
+    """(leaf index, seq, hash) of every key-ring event."""
 
     @classmethod
     def read(cls, store: Store) -> LeafIndex:
         hashes: list[bytes] = []
         positions: dict[tuple[str, int], int] = {}
         ids: list[int] = []
+        keyring: list[tuple[int, int, str]] = []
         for row in store.rows():
             positions[(row.stream, row.seq)] = len(hashes)
-            hashes.append(bytes.fromhex(json.loads(row.state)["hash"]))
+            h = json.loads(row.state)["hash"]
+            if row.stream == KEYRING_STREAM:
+                keyring.append((len(hashes), row.seq, h))
+            hashes.append(bytes.fromhex(h))
             ids.append(row.notification_id)
-        return cls(hashes, positions, ids)
+        return cls(hashes, positions, ids, keyring)
+
+    def keyring_head(self, size: int) -> tuple[int, str] | None:
+        """The key ring's last (seq, hash) among the first ``size`` leaves."""
+        before = [(seq, h) for index, seq, h in self.keyring if index < size]
+        return before[-1] if before else None
 
     def tree(self) -> MerkleTree:
         return MerkleTree(leaf_hash(h) for h in self.hashes)
@@ -61,17 +72,24 @@ def stored_checkpoints(store: Store) -> list[StoredCheckpoint]:
     out = []
     for ev in store.stream_events(CHECKPOINT_STREAM):
         p = ev.payload
-        out.append(StoredCheckpoint(
-            Checkpoint(p["origin"], p["size"], base64.b64decode(p["root"])), p["note"], ev,
-        ))
+        try:
+            cp = Checkpoint.parse_body(note_parts(p["note"])[0])
+        except NoteError:
+            cp = Checkpoint(p["origin"], p["size"], base64.b64decode(p["root"]))
+        out.append(StoredCheckpoint(cp, p["note"], ev))
     return out
 
 
-def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir) -> StoredCheckpoint:
+def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir,
+                      witnesses: tuple[str, ...] = ()) -> StoredCheckpoint:
+    """Sign, store and publish a checkpoint; with ``witnesses`` (their add-checkpoint URLs,
+    c2sp.org/tlog-witness), add each one's cosignature to the published note."""
     ring = load_keyring(store)
     log = active_signer(ring, keys, "ledger")
     leaves = LeafIndex.read(store)
-    cp = Checkpoint(log.actor, len(leaves.hashes), leaves.tree().root())
+    size = len(leaves.hashes)
+    head = leaves.keyring_head(size)
+    cp = Checkpoint(log.actor, size, leaves.tree().root(), (keyring_line(*head),) if head else ())
     note = sign_note(cp.body(), log.actor, log.private_key)
     batch = BatchBuilder.for_store(store)
     ev = batch.add(log, CHECKPOINT_STREAM, "ledger.checkpoint.v1", {
@@ -84,6 +102,13 @@ def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir) -> St
     public.path.mkdir(parents=True, exist_ok=True)
     public.checkpoint_file(cp.size).write_text(note)
     public.vkey_file.write_text(verifier_key(log.actor, log.public_key) + "\n")
+    if witnesses:
+        from ledger.log.witness import request_cosignature
+
+        tree = leaves.tree()
+        lines = [request_cosignature(url, note, 0, lambda old: tree.consistency_proof(old, size)) for url in witnesses]
+        note = note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        public.checkpoint_file(cp.size).write_text(note)
     return StoredCheckpoint(cp, note, ev)
 
 

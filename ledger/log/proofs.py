@@ -32,7 +32,7 @@ from typing import Any
 
 from ledger.canonical import canonical_json, event_hash
 from ledger.log.merkle import ProofError, leaf_hash, verify_consistency, verify_inclusion
-from ledger.log.note import Checkpoint, NoteError, VerifierKey, open_checkpoint
+from ledger.log.note import Checkpoint, NoteError, VerifierKey, is_decimal, open_checkpoint
 
 INCLUSION_HEADER = "c2sp.org/tlog-proof@v1"
 CONSISTENCY_HEADER = "pitboss.dev/tlog-consistency@v1"
@@ -91,8 +91,8 @@ def verify_inclusion_proof(proof_text: str, checkpoint_note: str | None, verifie
     if not rest or not rest[0].startswith("index "):
         raise ProofError("proof has no index line")
     idx_s = rest.pop(0)[len("index "):]
-    if not idx_s.isdigit():
-        raise ProofError(f"proof index {idx_s!r} is not a number")
+    if not is_decimal(idx_s):
+        raise ProofError(f"proof index {idx_s!r} is not an ASCII decimal number")
     hashes = [_hash_line(x) for x in rest]
     key = VerifierKey.parse(verifier_key)
     cp = open_checkpoint(embedded, key)
@@ -125,10 +125,9 @@ def verify_consistency_proof(
         raise ProofError(f"proof does not start with {CONSISTENCY_HEADER}")
     if not (lines[1].startswith("old ") and lines[2].startswith("new ")):
         raise ProofError("proof needs 'old <size>' and 'new <size>' lines")
-    try:
-        old_size, new_size = int(lines[1][4:]), int(lines[2][4:])
-    except ValueError:
-        raise ProofError("proof sizes are not numbers") from None
+    if not (is_decimal(lines[1][4:]) and is_decimal(lines[2][4:])):
+        raise ProofError("proof sizes are not ASCII decimal numbers")
+    old_size, new_size = int(lines[1][4:]), int(lines[2][4:])
     hashes = [_hash_line(x) for x in lines[3:]]
     key = VerifierKey.parse(verifier_key)
     old = open_checkpoint(old_checkpoint_note, key)

@@ -78,6 +78,9 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
 
     stack = prepare()
     dealt = 0
+    from ledger.sim.demo import round_nets  # demo imports this module
+
+    chips = dict(stakes) if rounds else {}  # each player's chips at the table, followed round by round
     rules = {"decks": 8, "commission_bp": 500, "tie_pays": 8, "commission_rounding": "down"}
     for i in range(rounds):
         rid = f"round:{table}-{base + i + 1:06d}"
@@ -87,6 +90,8 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
         events = coup_events(bets, cards, rules)
         for kind, payload in events:
             batch.add(dealer, rid, kind, payload)
+        for player, net in round_nets("baccarat", rules, events).nets.items():
+            chips[player] = chips.get(player, 0) + net
         dealt += sum(1 for kind, _ in events if kind == "baccarat.card.v1")
         last_hand = dealt >= len(stack) - CUT_FROM_BACK
         if last_hand:  # 000 II 3.5.4: "last hand before shuffle"
@@ -94,6 +99,8 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
         batch.add(dealer, rid, "round.close.v1", {"status": "complete"})
         if last_hand:  # 000 II 3.2.2: reshuffle at the end of that hand
             stack, dealt = prepare(), 0
+    if chips:  # the floor counts the chips at the end (projections.table_chips), so the day can be reconciled
+        batch.add(floor, f"chips:{table}", "chips.count.v1", {"stacks": {p: n for p, n in sorted(chips.items()) if n}})
     batch.add(cage, "account:P001", "cash.withdrawal.v1",
               {"amount": 20_000, "currency": "EUR", "method": "bank", "reference": "wd-P001"})
     batch.write_jsonl(output)

@@ -266,11 +266,59 @@ class Store:
                          f" {self.events_table} WHERE topic = %s ORDER BY notification_id", (kind,))
             return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
 
-    def rows(self, start: int = 1, page: int = 5000) -> Iterator[Row]:
-        """Every stored event in notification order, read page by page."""
-        stop = self.max_notification_id()
-        for lo in range(start, stop + 1, page):
-            yield from self.row_range(lo, min(lo + page - 1, stop))
+    def notification_ids(self) -> list[int]:
+        """Every stored row's notification id, in order: all rows, not an id range, so a row
+        written around the ledger at id 0 or -1 is read too (issue 14 point 3)."""
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
+        if self.url.backend == "sqlite":
+            with ds.transaction(commit=False) as c:
+                c.execute(f"SELECT rowid FROM {SQLITE_TABLE} ORDER BY rowid")
+                return [int(r[0]) for r in c.fetchall()]
+        from psycopg.rows import tuple_row
+
+        with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(f"SELECT notification_id FROM {self.events_table} ORDER BY notification_id")
+            return [int(r[0]) for r in curs.fetchall()]
+
+    def stream_rows(self, stream: str) -> list[Row]:
+        """One stream's rows with their notification ids, in notification order."""
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
+        if self.url.backend == "sqlite":
+            with ds.transaction(commit=False) as c:
+                c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
+                          " WHERE originator_id = ? ORDER BY rowid", (stream,))
+                return [Row(*r) for r in c.fetchall()]
+        from psycopg.rows import tuple_row
+
+        with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(f"SELECT notification_id, originator_id, originator_version, topic, state FROM"
+                         f" {self.events_table} WHERE originator_id = %s ORDER BY notification_id", (stream,))
+            return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
+
+    def rows(self, page: int = 5000) -> Iterator[Row]:
+        """Every stored event in notification order, read page by page after the last id
+        seen (keyset): every row, whatever its id, not the ids 1..max (issue 14 point 3)."""
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
+        after: int | None = None
+        while True:
+            where = "" if after is None else (" WHERE rowid > ?" if self.url.backend == "sqlite" else " WHERE notification_id > %s")
+            params: tuple[int, ...] = () if after is None else (after,)
+            if self.url.backend == "sqlite":
+                with ds.transaction(commit=False) as c:
+                    c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}{where}"
+                              f" ORDER BY rowid LIMIT {int(page)}", params)
+                    batch = [Row(*r) for r in c.fetchall()]
+            else:
+                from psycopg.rows import tuple_row
+
+                with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+                    curs.execute(f"SELECT notification_id, originator_id, originator_version, topic, state FROM"
+                                 f" {self.events_table}{where} ORDER BY notification_id LIMIT {int(page)}", params)
+                    batch = [Row(i, st, v, t, bytes(b)) for i, st, v, t, b in curs.fetchall()]
+            yield from batch
+            if len(batch) < page:
+                return
+            after = batch[-1].notification_id
 
     def sql_scalar(self, statement: str) -> Any:
         """Run one read-only SQL statement returning one value (tests, counts)."""

@@ -27,6 +27,36 @@ class LedgerPostgresRecorder(PostgresApplicationRecorder):
     """
 
     def _lock_table(self, curs: Any) -> None:
+        """Take the writers' lock, waiting at most the lock timeout (``PITBOSS_LOCK_TIMEOUT``
+        seconds, default 30). Past it, fail at once (never retried) naming the session that
+        holds the lock (``pg_locks`` / ``pg_stat_activity``; issue 14 point 7): any role
+        may take an advisory lock, so a stray session must be findable. The batch's
+        transaction rolls back: nothing half-written."""
+        import psycopg
+
+        from ledger.store.errors import StoreError
+
+        name = f"pitboss:{self.datastore.schema}.{self.events_table_name}"
+        curs.execute("SAVEPOINT pitboss_writers_lock")
+        try:
+            self._take_lock(curs)
+        except psycopg.errors.LockNotAvailable:
+            curs.execute("ROLLBACK TO SAVEPOINT pitboss_writers_lock")
+            curs.execute(
+                "SELECT a.pid, a.usename, a.application_name, a.client_addr::text, a.xact_start, a.state"
+                " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                " AND l.classid::bigint = ((hashtext(%s)::bigint >> 32) & 4294967295)"
+                " AND l.objid::bigint = (hashtext(%s)::bigint & 4294967295)", (name, name))
+            rows = curs.fetchall()
+            who = "; ".join(
+                f"pid {r['pid']} (user {r['usename']}, application {r['application_name'] or '-'!r},"
+                f" from {r['client_addr'] or 'the local socket'}, transaction since {r['xact_start']}, {r['state']})"
+                for r in rows) or "a session that released it since"
+            raise StoreError(f"the writers' lock {name} was not free after {int(self.datastore.lock_timeout)}s"
+                             f" (PITBOSS_LOCK_TIMEOUT); it is held by {who}; nothing was written") from None
+
+    def _take_lock(self, curs: Any) -> None:
         """Serialize writers as the library's EXCLUSIVE table lock does (each batch gets
         its notification ids and commits before the next one gets any, so readers never
         pass a gap that fills later), with a transaction-scoped advisory lock instead:

@@ -74,7 +74,7 @@ class DatabaseURL:
             "POSTGRES_SCHEMA": self.schema,
             "POSTGRES_CONNECT_TIMEOUT": "5",
             "POSTGRES_PRE_PING": "y",  # a connection the server dropped (restart) is replaced, not reused
-            "POSTGRES_LOCK_TIMEOUT": "30",
+            "POSTGRES_LOCK_TIMEOUT": lock_timeout(),
             "ORIGINATOR_ID_TYPE": "text",
             "POSTGRES_ENABLE_DB_FUNCTIONS": "no",
             "APPLICATION_RECORDER_TOPIC": "ledger.store.postgres:LedgerPostgresRecorder",
@@ -87,6 +87,16 @@ class DatabaseURL:
         if self.password:
             kw["password"] = self.password
         return kw
+
+
+def lock_timeout() -> str:
+    """Seconds a writer waits for the writers' lock (``PITBOSS_LOCK_TIMEOUT``, default 30)."""
+    value = os.environ.get("PITBOSS_LOCK_TIMEOUT", "30")
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 86400:
+        from ledger.store.errors import StoreError
+
+        raise StoreError(f"PITBOSS_LOCK_TIMEOUT must be whole seconds from 1 to 86400, not {value!r}")
+    return str(int(value))
 
 
 def _redact(url: str) -> str:

@@ -21,7 +21,7 @@ def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpr
 
 
 def test_readme_flow_on_the_default_sqlite_store(tmp_path: Path) -> None:
-    assert _run(["init"], tmp_path).returncode == 0
+    assert _run(["init", "--trust-config", "trust.toml"], tmp_path).returncode == 0
     assert (tmp_path / "pitboss.db").exists() and (tmp_path / "pitboss-keys").is_dir()
     assert _run(["sample", "-o", "batch.jsonl"], tmp_path).returncode == 0
     ing = _run(["ingest", "--json", "batch.jsonl"], tmp_path)
@@ -29,9 +29,12 @@ def test_readme_flow_on_the_default_sqlite_store(tmp_path: Path) -> None:
     again = _run(["ingest", "batch.jsonl"], tmp_path)
     assert again.returncode == 0 and "already stored" in again.stdout
     assert _run(["checkpoint"], tmp_path).returncode == 0
-    ver = _run(["verify", "--json"], tmp_path)
+    unpinned = _run(["verify", "--json"], tmp_path)  # house.pub beside the ledger is not a root
+    assert unpinned.returncode == 5 and json.loads(unpinned.stdout)["verdict"] == "UNVERIFIED"
+    ver = _run(["verify", "--trust", "trust.toml", "--json"], tmp_path)
     assert ver.returncode == 0, ver.stdout
-    assert json.loads(ver.stdout)["ok"] is True
+    assert json.loads(ver.stdout)["ok"] is True and json.loads(ver.stdout)["trust_roots"]["anchor_from"].endswith(
+        "trust.toml")
 
 
 def test_environment_variables_name_the_store_and_keys(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from cli.main import main
 from projections.aml import scan_store
 from projections.runner import ViewStore
+from tests.helpers import checkpointed
 
 
 def _demo(ledger, tmp_path: Path, seed: int = 3) -> dict:  # type: ignore[no-untyped-def,type-arg]
@@ -30,7 +31,7 @@ def test_demo_reconciles_flags_the_planted_patterns_and_writes_evidence(ledger, 
                        ("chip_dumping", ("C-DUMP", "C-RECV")), ("third_party_transfer", ("T-PASS",)),
                        ("restricted_jurisdiction", ("R-ABROAD",))}  # and nobody in the control population
     assert s["aml_flags"] == len(flagged)
-    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", s["gaming_day"], "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", s["gaming_day"], "--json"])
     report = json.loads(res.stdout)
     # every table's chips counted and reconciled: every table but the crash table PK2, where no hand finished
     assert res.exit_code == 0 and len(report["tables"]) == s["tables"] - 1

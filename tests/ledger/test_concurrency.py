@@ -72,7 +72,7 @@ def test_racing_processes_never_fork_a_stream(ledger) -> None:  # type: ignore[n
         assert set(statuses) <= {"stored", "conflict", "rejected"}
     events = ledger.store.stream_events("account:P1")
     assert [e.seq for e in events] == [1, 2, 3, 4, 5]
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
 
 
 def test_bulk_heads_equal_per_stream_heads(ledger) -> None:  # type: ignore[no-untyped-def]

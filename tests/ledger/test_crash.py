@@ -22,7 +22,7 @@ from ledger.ingest import ingest_batches
 from ledger.sim.sample import write_sample_batch
 from ledger.verify import verify_ledger
 from tests.conftest import produced
-from tests.helpers import ROOT
+from tests.helpers import ROOT, checkpointed
 
 KILLS = 50
 BATCH = 25
@@ -73,7 +73,7 @@ def test_sigkill_during_ingest_leaves_whole_batches_and_resending_stores_once(le
             f"{stored} events of the night stored: not whole batches of {BATCH} from {resend}")
         mid_run += done < stored < len(lines)
         done = stored
-        assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+        assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
     print(f"kills={kills} mid_run={mid_run} nights={nights} events={ledger.store.count()}")
     assert mid_run >= 5, f"only {mid_run} of {kills} kills landed while batches were being stored"
     total = produced(ledger.store)
@@ -81,5 +81,5 @@ def test_sigkill_during_ingest_leaves_whole_batches_and_resending_stores_once(le
     assert all(r.status == "duplicate" for r in again) and produced(ledger.store) == total  # exactly once
     reports = ingest_batches(ledger.store, [lines[i:i + BATCH] for i in range(0, len(lines), BATCH)])
     assert all(r.ok for r in reports) and produced(ledger.store) == base + len(lines)
-    res = CliRunner().invoke(main, ledger.cli_args() + ["verify", "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["verify", "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["events"] == ledger.store.count()

@@ -73,7 +73,7 @@ def test_dropped_connections_without_retries_fail_clearly_then_the_next_attempt_
         assert "Traceback" not in err + out and ("database" in err or "connection" in err), err
     stored = produced(ledger.store) - base
     assert stored == n or stored % BATCH == 0  # whole batches only
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
     again = _child(ledger, path, "--retries", "0")
     out, err = again.communicate(timeout=120)
     assert again.returncode == 0, (out, err)
@@ -96,7 +96,7 @@ def test_dropped_connections_are_retried_with_backoff(ledger, tmp_path) -> None:
     print(f"connections dropped mid-ingest: {faults}")
     assert faults >= DROPS // 2, f"only {faults} connection drops landed while storing"
     assert produced(ledger.store) - base == n  # exactly once
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
 
 
 @pytest.fixture
@@ -149,4 +149,4 @@ def test_a_server_restart_mid_ingest_is_retried(own_cluster, tmp_path) -> None: 
         store.close()
     with Store.open(url) as after:  # a fresh process's view of the ledger
         assert produced(after) - base == n  # exactly once, across the restart
-        assert verify_ledger(after, public_dir=ledger.public.path).ok
+        assert verify_ledger(after, public_dir=ledger.public.path).clean

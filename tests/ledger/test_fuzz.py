@@ -127,7 +127,7 @@ def _fuzz_ingest(ledger, name: str) -> None:  # type: ignore[no-untyped-def]
     run()
     COUNTED[name] = counted
     assert ledger.store.count() == before  # zero bad events stored
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
 
 
 def test_fuzz_jsonl_ingest(ledger) -> None:  # type: ignore[no-untyped-def]

@@ -183,7 +183,7 @@ def test_events_received_and_signed_before_revocation_stay_valid(ledger, good) -
     assert ingest(ledger.store, b.lines()).status == "stored"
     revoke_key(ledger.store, ledger.keys, p.cage.key_id, _days_from_now(1), "retired")
     report = verify_ledger(ledger.store)
-    assert report.ok, [str(x) for x in report.problems]
+    assert report.clean, [str(x) for x in report.problems]
     b = BatchBuilder.for_store(ledger.store)  # after the revocation is recorded: nothing more from the key (ledger.clock)
     b.add(p.cage, "account:P9", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "y"})
     _refused(ledger, b.lines(), "key", "the ledger takes nothing more from it")

@@ -26,7 +26,7 @@ def test_split_load_stores_what_one_batch_would(ledger) -> None:  # type: ignore
     assert sum(r.stored for r in reports) == len(lines)
     stored = [r[4] for r in dump_rows(ledger.store)][-len(lines):]
     assert stored == [line.encode() for line in lines]
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
     again = ingest_batches(ledger.store, _chunks(lines, 7))
     assert {r.status for r in again} == {"duplicate"}
 
@@ -43,7 +43,7 @@ def test_a_refused_batch_stops_the_run_earlier_batches_stay(ledger) -> None:  # 
     # named by its line in the whole input (the 18th), not within its batch
     assert reports[-1].rejections[0].line == 18 and reports[-1].rejections[0].check == "signature"
     assert len(dump_rows(ledger.store)) == before + 15
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
 
 
 def test_cli_batch_size(ledger, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -138,4 +138,4 @@ def test_a_retry_checks_the_batch_against_the_store_not_the_failed_attempt(ledge
     assert faults == {"append": 0, "keyring": 0} and session.attempts == 3
     assert report.status == "stored", report.message
     assert ledger.store.count() - base == len(lines)
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean

@@ -21,7 +21,7 @@ from ledger.house import HouseError, create_key, revoke_key
 from ledger.producer import BatchBuilder
 from ledger.timeutil import format_utc, utc_now
 from tests.conftest import dump_rows
-from tests.helpers import ingest, refused, stored
+from tests.helpers import checkpointed, ingest, refused, stored
 
 
 def _ago(**delta: float) -> str:
@@ -58,7 +58,7 @@ class Casino:
         b.add(signer, f"round:{rid}", "round.close.v1", {"status": "complete"})
 
     def reconcile(self) -> tuple[int, dict[str, Any]]:
-        res = CliRunner().invoke(main, self.ledger.cli_args() + ["reconcile", "--day", utc_now()[:10], "--json"])
+        res = CliRunner().invoke(main, checkpointed(self.ledger.cli_args()) + ["reconcile", "--day", utc_now()[:10], "--json"])
         return res.exit_code, json.loads(res.stdout)
 
 
@@ -261,12 +261,12 @@ def test_attack_3_ingest_commits_the_ledgers_clock_and_a_late_arrival_is_reconci
     assert received is not None and received[:10] == utc_now()[:10]
     receipts = [r for r in dump_rows(ledger.store) if r[1] == "ledger:receipts"]
     assert len(receipts) == 1 and json.loads(receipts[0][4])["payload"]["received"] == received
-    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", utc_now()[:10], "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", utc_now()[:10], "--json"])
     report = json.loads(res.stdout)
     late = {a["event"] for a in report["late_arrivals"]}
     assert "round:old-1#1" in late and "table:phh-import#1" in late
     assert report["rounds_closed"] == 1 and res.exit_code == 0, report["discrepancies"]
-    march = json.loads(CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", "2026-03-14",
+    march = json.loads(CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", "2026-03-14",
                                                                      "--json"]).stdout)
     assert march["late_arrivals"] == [] and march["rounds_closed"] == 1  # and on its own date too
 

@@ -61,7 +61,7 @@ def test_rotation_hands_over_at_effective_time(ledger) -> None:  # type: ignore[
     b = BatchBuilder.for_store(ledger.store)
     b.add(new, "account:P1", "cash.deposit.v1", {"amount": 5, "currency": "EUR", "method": "cash", "reference": "r"})
     assert ingest(ledger.store, b.lines()).status == "stored"
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
 
 
 def test_only_a_house_key_changes_the_key_ring(ledger) -> None:  # type: ignore[no-untyped-def]

@@ -60,4 +60,4 @@ def test_producers_on_different_and_the_same_tables_lose_nothing_and_never_fork(
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one chain, no fork
     collisions = sum(o["conflicts"] + o["refused"] for o in shared)
     assert collisions >= 1 and all(r for o in shared for r in o["reasons"])  # the losers were told why
-    assert verify_ledger(ledger.store, public_dir=ledger.public.path).ok
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean

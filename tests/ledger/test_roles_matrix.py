@@ -22,7 +22,7 @@ from ledger.producer import BatchBuilder
 from ledger.scope import PRODUCER_ROLES
 from ledger.store import Store
 from ledger.timeutil import utc_now
-from tests.helpers import ingest, scope_for
+from tests.helpers import checkpointed, ingest, scope_for
 
 NOW = utc_now()
 # Payloads for the kinds the demo night does not record (schema-valid; context may refuse them)
@@ -152,7 +152,7 @@ def test_key_compromise_drill_untrusted_until_a_ruling_confirms(ledger) -> None:
     res = CliRunner().invoke(main, cli + ["verify", "--json"])
     untrusted = [(x["stream"], x["seq"]) for x in json.loads(res.stdout)["problems"]]
     assert res.exit_code == 1 and untrusted == [("account:P1", 2), ("account:P1", 3), ("account:P1", 4)]
-    res = CliRunner().invoke(main, cli + ["reconcile", "--day", "2026-11-20", "--json"])
+    res = CliRunner().invoke(main, checkpointed(cli) + ["reconcile", "--day", "2026-11-20", "--json"])
     assert res.exit_code == 1 and len(json.loads(res.stdout)["discrepancies"]) == 3
     floor = create_key(ledger.store, ledger.keys, "floor:security", "floor")
     ruling = {"key_id": p.cage.key_id, "decision": "confirmed", "basis": "cage video 10:55-12:05, till count",
@@ -165,13 +165,13 @@ def test_key_compromise_drill_untrusted_until_a_ruling_confirms(ledger) -> None:
     b.add(floor, "ruling:compromise-1", "ruling.key_compromise.v1", {**ruling, "acts_on": ["account:P1#2",
                                                                                           "account:P1#3"]})
     assert ingest(ledger.store, b.lines()).status == "stored"
-    res = CliRunner().invoke(main, cli + ["reconcile", "--day", "2026-11-20", "--json"])
+    res = CliRunner().invoke(main, checkpointed(cli) + ["reconcile", "--day", "2026-11-20", "--json"])
     report_json = json.loads(res.stdout)
     assert res.exit_code == 1 and [(d["stream"], d["seq"]) for d in report_json["discrepancies"]] == [("account:P1", 4)]
     b = BatchBuilder.for_store(ledger.store)
     b.add(floor, "ruling:compromise-2", "ruling.key_compromise.v1", {**ruling, "acts_on": ["account:P1#4"]})
     assert ingest(ledger.store, b.lines()).status == "stored"
-    res = CliRunner().invoke(main, cli + ["reconcile", "--day", "2026-11-20", "--json"])
+    res = CliRunner().invoke(main, checkpointed(cli) + ["reconcile", "--day", "2026-11-20", "--json"])
     assert res.exit_code == 0 and len(json.loads(res.stdout)["untrusted_confirmed"]) == 3
 
 

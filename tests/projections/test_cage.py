@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from cli.main import main
 from ledger.house import create_key
 from ledger.producer import BatchBuilder
-from tests.helpers import EVERY_TABLE, ingest
+from tests.helpers import EVERY_TABLE, checkpointed, ingest
 
 pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
@@ -55,7 +55,7 @@ class Cage:
 
 
 def reconcile(ledger: Any, day: str = DAY1) -> tuple[int, list[dict[str, Any]]]:
-    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", day, "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", day, "--json", "--accept-unchecked"])
     assert res.exit_code in (0, 1), res.output
     return res.exit_code, [d for d in json.loads(res.stdout)["discrepancies"] if d["check"] == "account_funds"]
 

@@ -79,4 +79,4 @@ def test_an_altered_proof_or_outcome_is_named(bundle: Path) -> None:
 
 def test_a_bundle_from_another_operator_fails_the_pinned_anchor(bundle: Path) -> None:
     code, out = check(bundle, "--anchor", "11" * 32)
-    assert code == 1 and any("not the trust anchor" in p for p in out["problems"])
+    assert code == 1 and any("not the pinned trust anchor" in p for p in out["problems"])

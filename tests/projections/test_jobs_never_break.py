@@ -72,10 +72,13 @@ class Night:
         self.shoe = iter(deck() * 64)
 
     def cli(self, *args: str) -> Any:
+        pins = {"PITBOSS_ANCHOR": self.public.anchor_file.read_text().strip(),
+                "PITBOSS_LOG_KEY": self.public.vkey_file.read_text().strip()}
         res = CliRunner().invoke(main, ["--db", self.url, "--keys", str(self.keys.path), "--public",
-                                        str(self.public.path), *args])
+                                        str(self.public.path), *args], env=pins)
         assert res.exception is None or isinstance(res.exception, SystemExit), (args, res.output, res.exception)
-        assert res.exit_code in (0, 1), (args, res.exit_code, res.output)
+        # a verdict (0 OK, 1 a problem named, 5 not all checks made, 6 nothing to judge), never a crash
+        assert res.exit_code in (0, 1, 5, 6), (args, res.exit_code, res.output)
         return res
 
     def table_for(self, b: BatchBuilder, table: str, game: str) -> None:
@@ -152,6 +155,7 @@ class Night:
         self.cli("balances", "--json")
         self.cli("aml", "flags", "--json")
         self.cli("aml", "flags", "--day", day, "--json")
+        self.cli("checkpoint", "--json")
         self.cli("reconcile", "--day", day, "--json")
         self.cli("verify", "--json")
         for row in self.store.rows():

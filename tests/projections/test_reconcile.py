@@ -18,7 +18,7 @@ from ledger.sim.sample import producer_signer, write_sample_batch
 from ledger.timeutil import utc_now
 from projections.runner import ViewStore
 from tests.conftest import execute_sql
-from tests.helpers import ingest
+from tests.helpers import checkpointed, ingest
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def day(ledger, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
 
 
 def run(ledger, day: str) -> tuple[int, dict]:  # type: ignore[no-untyped-def,type-arg]
-    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", day, "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", day, "--json"])
     return res.exit_code, json.loads(res.stdout)
 
 

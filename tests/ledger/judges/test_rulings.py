@@ -18,7 +18,7 @@ from ledger.games.poker import substantial_action
 from ledger.house import create_key
 from ledger.importers.phh import hand_events
 from ledger.producer import BatchBuilder
-from tests.helpers import EVERY_TABLE, add_round, refused, stored
+from tests.helpers import EVERY_TABLE, add_round, checkpointed, refused, stored
 
 pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
@@ -73,7 +73,7 @@ class Room:
 
 
 def reconcile(ledger: Any) -> tuple[int, dict[str, Any]]:
-    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", DAY, "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", DAY, "--json", "--accept-unchecked"])
     assert res.exit_code in (0, 1), res.output
     return res.exit_code, json.loads(res.stdout)
 

@@ -17,7 +17,7 @@ from ledger.house import create_key
 from ledger.judges.tournament import chip_race, finishing_order, fold, settle
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
-from tests.helpers import EVERY_TABLE, ingest
+from tests.helpers import EVERY_TABLE, checkpointed, ingest
 
 pytestmark = pytest.mark.usefixtures("past_dated")  # nights on fixed dates (tests/conftest.py)
 
@@ -73,7 +73,7 @@ class Director:
 
 
 def reconcile(ledger: Any) -> tuple[int, dict[str, Any]]:
-    res = CliRunner().invoke(main, ledger.cli_args() + ["reconcile", "--day", DAY, "--json"])
+    res = CliRunner().invoke(main, checkpointed(ledger.cli_args()) + ["reconcile", "--day", DAY, "--json"])
     assert res.exit_code in (0, 1), res.output
     return res.exit_code, json.loads(res.stdout)
 
