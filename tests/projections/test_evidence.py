@@ -80,3 +80,113 @@ def test_an_altered_proof_or_outcome_is_named(bundle: Path) -> None:
 def test_a_bundle_from_another_operator_fails_the_pinned_anchor(bundle: Path) -> None:
     code, out = check(bundle, "--anchor", "11" * 32)
     assert code == 1 and any("not the pinned trust anchor" in p for p in out["problems"])
+
+
+# --- issue 14 point 4: bundles that prove what they claim ---------------------------------------
+
+def _rehash(bundle: Path) -> None:
+    """What an attacker does after editing a bundle: the manifest made to agree."""
+    import hashlib
+
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    files = {str(p.relative_to(bundle)): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(bundle.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    manifest["files"] = files
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_4_a_bundle_is_unverified_without_a_pinned_anchor(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PITBOSS_ANCHOR")
+    code, out = check(bundle)
+    assert (code, out["verdict"], out["ok"]) == (5, "UNVERIFIED", False)
+    assert not (bundle / "house.pub").exists()  # a bundle carries no anchor of its own to trust
+
+
+def test_4_a_bundle_signed_into_a_private_log_is_refused(bundle: Path) -> None:
+    """A coup re-dealt and signed into the attacker's own "log": a log key that is not a
+    ledger key of the key ring under the pinned anchor proves nothing."""
+    from ledger.keys import Signer
+    from ledger.log.note import Checkpoint, note_parts, sign_note, verifier_key
+
+    note = (bundle / "checkpoint.note").read_text()
+    cp = Checkpoint.parse_body(note_parts(note)[0])
+    mine = Signer.generate(cp.origin)
+    forged = sign_note(cp.body(), cp.origin, mine.private_key)
+    (bundle / "checkpoint.note").write_text(forged)
+    for proof in (bundle / "proofs").glob("*.proof"):
+        proof.write_text(proof.read_text().replace(note, forged))
+    (bundle / "log.vkey").write_text(verifier_key(cp.origin, mine.public_key) + "\n")
+    _rehash(bundle)
+    code, out = check(bundle)
+    assert code == 1 and any("log.vkey" in p and "not a ledger key of the key ring" in p for p in out["problems"])
+
+
+def test_4_a_revocation_after_the_round_shows_in_its_bundle_and_cannot_be_left_out(ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from ledger.house import revoke_key
+    from ledger.keyring import load_keyring
+
+    batch = tmp_path / "b.jsonl"
+    write_sample_batch(ledger.store, ledger.keys, batch, 3)
+    assert ingest(ledger.store, batch.read_text().splitlines()).status == "stored"
+    dealer = next(e for e in load_keyring(ledger.store).keys.values() if e.actor == "dealer:sample")
+    revoke_key(ledger.store, ledger.keys, dealer.key_id, "2026-01-01T00:00:00Z", "the dealer's key was stolen")
+    rid = sorted({r.stream for r in ledger.store.rows() if r.stream.startswith("round:")})[0]
+    out = tmp_path / "bundle"
+    res = CliRunner().invoke(main, ledger.cli_args() + ["evidence", rid, "-o", str(out), "--json"])
+    assert res.exit_code == 1 and json.loads(res.stdout)["verdict"] == "FAILED"  # written, and its check says so
+    code, report = check(out)
+    assert code == 1 and any("untrusted" in p and "revoked" in p for p in report["problems"])
+    # the attacker drops the revocation from the bundle: the checkpoint's signed key-ring head gives it away
+    lines = (out / "events.jsonl").read_text().splitlines()
+    kept = [line for line in lines if json.loads(line)["kind"] != "key.revoke.v1"]
+    (out / "events.jsonl").write_text("".join(line + "\n" for line in kept))
+    for n in range(1, len(lines) + 1):
+        (out / "proofs" / f"{n}.proof").unlink()
+    for n, line in enumerate(kept, start=1):
+        (out / "proofs" / f"{n}.proof").write_text(_proof_of(ledger, json.loads(line)))
+    _rehash(out)
+    code, report = check(out)
+    assert code == 1 and any("key-ring events (a revocation?) are missing" in p for p in report["problems"])
+
+
+def _proof_of(ledger, event: dict) -> str:  # type: ignore[no-untyped-def,type-arg]
+    from ledger.log.checkpoints import inclusion_proof
+
+    return inclusion_proof(ledger.store, event["stream"], event["seq"])
+
+
+def test_4_a_bundle_without_events_proves_nothing(bundle: Path) -> None:
+    (bundle / "events.jsonl").write_text("")
+    for proof in (bundle / "proofs").glob("*.proof"):
+        proof.unlink()
+    _rehash(bundle)
+    code, out = check(bundle)
+    assert code == 1 and any("holds no events" in p for p in out["problems"])
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../outside.txt", "/dev/zero", "proofs/../../x", "a\\b"])
+def test_4_a_manifest_path_outside_the_bundle_is_refused_unread(bundle: Path, name: str) -> None:
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["files"][name] = "0" * 64
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    code, out = check(bundle)
+    assert code == 1 and any(repr(name) in p and ("outside the bundle" in p or "not a file name" in p)
+                             for p in out["problems"]), out["problems"]
+
+
+def test_4_a_file_not_in_the_manifest_is_refused(bundle: Path) -> None:
+    (bundle / "proofs" / "extra.proof").write_text("something the manifest does not vouch for")
+    code, out = check(bundle)
+    assert code == 1 and any("extra.proof" in p and "not in the manifest" in p for p in out["problems"])
+
+
+def test_4_every_figure_of_the_verdict_comes_from_signed_data(bundle: Path) -> None:
+    from ledger.log.note import Checkpoint, note_parts
+
+    signed = Checkpoint.parse_body(note_parts((bundle / "checkpoint.note").read_text())[0]).size
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["checkpoint_size"] = 999_999  # the manifest is not signed
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    code, out = check(bundle)
+    assert code == 0 and out["checkpoint_size"] == signed != 999_999
+    assert out["trust_roots"]["anchor"] and any(c.startswith("key ring: complete") for c in out["checks"])
