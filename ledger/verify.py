@@ -378,6 +378,17 @@ def _open_any(note: str, keys: list[VerifierKey]) -> Checkpoint:
     raise NoteError(str(last) if last else "no log key to open it with")
 
 
+def add_target(targets: dict[int, list[Target]], source: str, cp: Checkpoint, note: str) -> None:
+    """One more checkpoint to compare against; the same checkpoint from several places is
+    one target whose notes pool their cosignatures."""
+    for t in targets.get(cp.size, []):
+        if t.checkpoint == cp:
+            t.notes.append(note)
+            t.source += f", {source}"
+            return
+    targets.setdefault(cp.size, []).append(Target(source, cp, [note]))
+
+
 def _checkpoint_targets(
     store: Store, keys: list[VerifierKey], public_dir: Path | None, report: VerifyReport
 ) -> dict[int, list[Target]]:
@@ -385,12 +396,7 @@ def _checkpoint_targets(
     targets: dict[int, list[Target]] = {}
 
     def add(source: str, cp: Checkpoint, note: str) -> None:
-        for t in targets.get(cp.size, []):
-            if t.checkpoint == cp:  # the same checkpoint again: its notes pool their cosignatures
-                t.notes.append(note)
-                t.source += f", {source}"
-                return
-        targets.setdefault(cp.size, []).append(Target(source, cp, [note]))
+        add_target(targets, source, cp, note)
 
     for ev in store.stream_events(CHECKPOINT_STREAM):
         try:
@@ -552,12 +558,11 @@ def verify_ledger(
             held = None
         if held is not None:
             cp, note = held
-            targets.setdefault(cp.size, []).append(Target(f"the last checkpoint this verifier accepted ({state.directory})",
-                                                          cp, [note]))
+            add_target(targets, f"the last checkpoint this verifier accepted ({state.directory})", cp, note)
     if since is not None:
         try:
             cp = _open_any(since, keys)
-            targets.setdefault(cp.size, []).append(Target("--since", cp, [since]))
+            add_target(targets, "--since", cp, since)
         except NoteError as exc:
             report.add(Problem("since", f"the --since checkpoint does not verify with the log key: {exc}"))
     if workers is None:

@@ -83,13 +83,13 @@ def test_cli_on_postgres(tmp_path: Path) -> None:
         run = CliRunner()
         empty = run.invoke(main, args + ["verify"])
         assert empty.exit_code == 2 and "run 'pitboss init' first" in empty.stderr
-        assert run.invoke(main, args + ["init"]).exit_code == 0
+        assert run.invoke(main, args + ["init", "--trust-config", str(tmp_path / "trust.toml")]).exit_code == 0
         r = run.invoke(main, args + ["sample", "-o", str(tmp_path / "b.jsonl"), "--rounds", "4", "--json"])
         assert r.exit_code == 0, r.output
         sampled = json.loads(r.stdout)["events"]
         assert run.invoke(main, args + ["ingest", str(tmp_path / "b.jsonl")]).exit_code == 0
         assert run.invoke(main, args + ["checkpoint"]).exit_code == 0
-        v = run.invoke(main, args + ["verify", "--json"])
+        v = run.invoke(main, args + ["verify", "--trust", str(tmp_path / "trust.toml"), "--json"])
         # key ring, sample batch, the ledger's receipt for it, checkpoint
         assert v.exit_code == 0 and json.loads(v.stdout)["events"] == 5 + sampled + 1 + 1
     finally:

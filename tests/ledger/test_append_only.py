@@ -79,7 +79,10 @@ def test_the_service_role_ingests_but_cannot_update_delete_or_truncate(protected
     for statement in (f"UPDATE {table} SET topic = topic", f"DELETE FROM {table}", f"TRUNCATE {table}"):
         assert "permission denied" in _execute(_as(url, role), statement)
         assert "append-only" in _execute(url, statement)  # the owner (a superuser here) too: the trigger
-    res = CliRunner().invoke(main, args + ["verify", "--json"])
+    assert CliRunner().invoke(main, args + ["checkpoint"]).exit_code == 0
+    pins = ["--anchor", (tmp_path / "public" / "house.pub").read_text().strip(),
+            "--log-key", (tmp_path / "public" / "log.vkey").read_text().strip()]
+    res = CliRunner().invoke(main, args + ["verify", *pins, "--json"])
     assert res.exit_code == 0, res.output
 
 

@@ -348,3 +348,70 @@ def test_7_a_held_writers_lock_fails_in_bounded_time_naming_the_session(night: L
     assert f"pid {pid}" in res.output and "stray-session" in res.output and "nothing was written" in res.output
     assert len(res.output.strip().splitlines()) == 1
     assert night.store.count() == before
+
+
+def test_5_sigint_during_verify_exits_130_with_one_line_and_json(ledger: Ledger) -> None:
+    """Ctrl-C while the worker pool checks signatures: one line on stderr, no traceback
+    from any worker, exit 130, and under --json an object that says it was interrupted."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from ledger.sim.sample import write_sample_batch
+
+    if ledger.store.url.backend != "sqlite":
+        pytest.skip("the signal path is the program's, not the store's: one backend is enough")
+    batch = ledger.tmp / "big.jsonl"
+    write_sample_batch(ledger.store, ledger.keys, batch, 1500)
+    assert ingest(ledger.store, batch.read_text().splitlines()).status == "stored"
+    exe = Path(sys.executable).with_name("pitboss")
+    for extra in ([], ["--json"]):
+        proc = subprocess.Popen([str(exe), *ledger.cli_args(), "verify", "--workers", "2", *extra],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.2)  # the pool is running: the run takes several seconds
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, (out, err)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err
+        assert err.strip().splitlines() == ["pitboss: interrupted; nothing half-written (each batch is all or nothing)"]
+        if extra:
+            assert json.loads(out) == {"ok": False, "interrupted": True, "exit_code": 130}
+
+
+@pytest.mark.postgres
+def test_3_the_insert_only_service_role_cannot_hide_a_row_at_id_minus_1(tmp_path: Path) -> None:
+    """On PostgreSQL the INSERT-only service role wrote a ruling with an explicit
+    notification_id = -1 ("OK: 4 events" while the table held 5 rows): now read, and named."""
+    import uuid
+
+    import psycopg
+
+    from ledger.store import DatabaseURL
+    from tests.conftest import drop_pg_schema, pg_url_or_skip
+
+    url = pg_url_or_skip()
+    role = f"pitboss_svc_{uuid.uuid4().hex[:8]}"
+    args = ["--db", url, "--keys", str(tmp_path / "keys"), "--public", str(tmp_path / "public")]
+    db = DatabaseURL.parse(url)
+    try:
+        res = CliRunner().invoke(main, args + ["init", "--append-only", "--service-role", role, "--json"])
+        assert res.exit_code == 0, res.output
+        roots = json.loads(res.stdout)["roots"]
+        assert CliRunner().invoke(main, args + ["checkpoint"]).exit_code == 0
+        _, _, kind, state = _ruling_row(None)  # type: ignore[arg-type]
+        with psycopg.connect(host=db.host, port=db.port, dbname=db.dbname, user=role, autocommit=True) as conn:
+            conn.execute(f'INSERT INTO "{db.schema}".pitboss_events (notification_id, originator_id, originator_version,'
+                         " topic, state) VALUES (-1, %s, %s, %s, %s)", ("ruling:forged", 1, kind, state))
+        pins = ["--anchor", roots["anchor"], "--log-key", roots["log_key"], "--state", str(tmp_path / "st")]
+        res = CliRunner().invoke(main, args + ["verify", *pins, "--json"])
+        report = json.loads(res.stdout)
+        with psycopg.connect(**db.connect_kwargs()) as conn:
+            held = conn.execute(f'SELECT count(*) FROM "{db.schema}".pitboss_events').fetchone()[0]  # type: ignore[index]
+        assert res.exit_code == 1 and report["events"] == held  # every row the table holds, -1 included
+        assert any(p["check"] == "rows" and "-1" in p["reason"] for p in report["problems"])
+    finally:
+        drop_pg_schema(url)
+        with psycopg.connect(**db.connect_kwargs(), autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE IF EXISTS "{role}"')
