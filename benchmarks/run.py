@@ -245,10 +245,10 @@ def main() -> None:
             one.append(_bare_verify(n_sig, 1))
             alls.append(_bare_verify(n_sig, cores))
             rep = verify_ledger(sqlite_store, public_dir=None)
-            assert rep.ok, rep.problems[:3]
+            assert rep.clean, rep.problems[:3]
             ver.append(rep.events / rep.seconds)
             rep = verify_ledger(sqlite_store, public_dir=None, deep=True)
-            assert rep.ok, rep.problems[:3]
+            assert rep.clean, rep.problems[:3]
             deep.append(rep.events / rep.seconds)
             bare_after = _bare_verify(n_sig, cores)
             pair.append(ver[-1] / ((alls[-1] + bare_after) / 2))

@@ -150,6 +150,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
     floor_events = 0
     checkpoint_sizes: list[int] = []
     leaf = 0
+    unanchored = 0  # events of the day after the largest accepted checkpoint
     before_day = 0  # leaves up to and including the last event dated before the day
     for row in store.rows():
         leaf += 1
@@ -172,6 +173,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
                          "received": received})
         day_events += on_day
         floor_events += on_day and not row.stream.startswith(BOOKKEEPING)
+        unanchored += on_day and leaf > ver.accepted_size and not row.stream.startswith(BOOKKEEPING)
         if row.stream.startswith("chips:"):
             book.chip_event(event_from_stored(row.state), on_day)
             continue
@@ -273,7 +275,10 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
                     for t in sorted(book.days.values(), key=lambda t: t.table) if not t.counts]
                    + ([f"received time: {unreceipted} events have no ledger receipt after them (ingested without"
                        " the ledger's log key, or after the last receipt): they count by their own date only"]
-                      if unreceipted else []))
+                      if unreceipted else [])
+                   + ([f"anchoring: {unanchored} events of {day} come after the largest accepted checkpoint (size"
+                       f" {ver.accepted_size}): they could be removed unseen; sign a checkpoint ('pitboss checkpoint')"
+                       " before reconciling"] if unanchored and not ver.unverified else []))
     if discrepancies:
         verdict = "NOT RECONCILED"
     elif ver.unverified:  # nothing wrong (or only what rulings confirmed), but not checked against pinned roots

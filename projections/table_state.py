@@ -19,6 +19,7 @@ from ledger.judges.equipment import EQUIPMENT_TYPES, Equipment
 from ledger.judges.round import RoundState
 from ledger.keyring import load_keyring
 from ledger.store import Store
+from ledger.verify import RowJudge
 
 
 class TableStateError(Exception):
@@ -37,9 +38,13 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
     equipment: dict[str, Equipment] = {}
     problems: list[str] = []
     stop_after_row: int | None = None
+    judge = RowJudge(store)  # a row that fails its own checks counts for nothing (issue 14 point 3)
     for row in store.rows():
         if stop_after_row is not None and row.notification_id > stop_after_row:
             break
+        if not judge(*row):
+            problems.append(f"not counted (its own checks fail): {judge.refused[-1][1]}")
+            continue
         ev = event_from_stored(row.state)
         if at is not None and ev.at > at:
             continue
