@@ -231,94 +231,63 @@ class Store:
     def count(self) -> int:
         return int(self.sql_scalar(f"SELECT count(*) FROM {self.events_table}"))
 
-    def row_range(self, lo: int, hi: int) -> list[Row]:
-        """Stored events with notification ids lo..hi (inclusive), in notification order.
-
-        Plain SQL returning tuples: this is the bulk read of verify and checkpoints.
-        """
+    def _rows_where(self, condition: str = "", params: tuple[object, ...] = (), limit: int | None = None) -> list[Row]:
+        """Stored rows matching ``condition`` (SQL with ``{id}`` for the notification-id
+        column and ``?`` for parameters), in notification order: the plain-SQL bulk read
+        of verify, checkpoints and the jobs (tuples, not eventsourcing's objects)."""
         ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
-        if self.url.backend == "sqlite":
-            sql = (f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
-                   " WHERE rowid BETWEEN ? AND ? ORDER BY rowid")
+        sqlite = self.url.backend == "sqlite"
+        id_col = "rowid" if sqlite else "notification_id"
+        where = f" WHERE {condition.format(id=id_col)}" if condition else ""
+        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        sql = (f"SELECT {id_col}, originator_id, originator_version, topic, state FROM"
+               f" {SQLITE_TABLE if sqlite else self.events_table}{where} ORDER BY {id_col}{tail}")
+        if sqlite:
             with ds.transaction(commit=False) as c:
-                c.execute(sql, (lo, hi))
+                c.execute(sql, params)
                 return [Row(*r) for r in c.fetchall()]
         from psycopg.rows import tuple_row
 
-        sql = (f"SELECT notification_id, originator_id, originator_version, topic, state FROM {self.events_table}"
-               " WHERE notification_id BETWEEN %s AND %s ORDER BY notification_id")
         with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(sql, (lo, hi))
+            curs.execute(sql.replace("?", "%s"), params)
             return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
+
+    def row_range(self, lo: int, hi: int) -> list[Row]:
+        """Stored events with notification ids lo..hi (inclusive), in notification order."""
+        return self._rows_where("{id} BETWEEN ? AND ?", (lo, hi))
 
     def rows_of_kind(self, kind: str) -> list[Row]:
         """Every stored event of one kind, in notification order (a scan in the database)."""
-        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
-        if self.url.backend == "sqlite":
-            with ds.transaction(commit=False) as c:
-                c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
-                          " WHERE topic = ? ORDER BY rowid", (kind,))
-                return [Row(*r) for r in c.fetchall()]
-        from psycopg.rows import tuple_row
+        return self._rows_where("topic = ?", (kind,))
 
-        with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(f"SELECT notification_id, originator_id, originator_version, topic, state FROM"
-                         f" {self.events_table} WHERE topic = %s ORDER BY notification_id", (kind,))
-            return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
+    def stream_rows(self, stream: str) -> list[Row]:
+        """One stream's rows with their notification ids, in notification order."""
+        return self._rows_where("originator_id = ?", (stream,))
 
     def notification_ids(self) -> list[int]:
         """Every stored row's notification id, in order: all rows, not an id range, so a row
         written around the ledger at id 0 or -1 is read too (issue 14 point 3)."""
+        id_col = "rowid" if self.url.backend == "sqlite" else "notification_id"
         ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         if self.url.backend == "sqlite":
             with ds.transaction(commit=False) as c:
-                c.execute(f"SELECT rowid FROM {SQLITE_TABLE} ORDER BY rowid")
+                c.execute(f"SELECT {id_col} FROM {SQLITE_TABLE} ORDER BY {id_col}")
                 return [int(r[0]) for r in c.fetchall()]
         from psycopg.rows import tuple_row
 
         with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(f"SELECT notification_id FROM {self.events_table} ORDER BY notification_id")
+            curs.execute(f"SELECT {id_col} FROM {self.events_table} ORDER BY {id_col}")
             return [int(r[0]) for r in curs.fetchall()]
-
-    def stream_rows(self, stream: str) -> list[Row]:
-        """One stream's rows with their notification ids, in notification order."""
-        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
-        if self.url.backend == "sqlite":
-            with ds.transaction(commit=False) as c:
-                c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}"
-                          " WHERE originator_id = ? ORDER BY rowid", (stream,))
-                return [Row(*r) for r in c.fetchall()]
-        from psycopg.rows import tuple_row
-
-        with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(f"SELECT notification_id, originator_id, originator_version, topic, state FROM"
-                         f" {self.events_table} WHERE originator_id = %s ORDER BY notification_id", (stream,))
-            return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
 
     def rows(self, page: int = 5000) -> Iterator[Row]:
         """Every stored event in notification order, read page by page after the last id
         seen (keyset): every row, whatever its id, not the ids 1..max (issue 14 point 3)."""
-        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
-        after: int | None = None
-        while True:
-            where = "" if after is None else (" WHERE rowid > ?" if self.url.backend == "sqlite" else " WHERE notification_id > %s")
-            params: tuple[int, ...] = () if after is None else (after,)
-            if self.url.backend == "sqlite":
-                with ds.transaction(commit=False) as c:
-                    c.execute(f"SELECT rowid, originator_id, originator_version, topic, state FROM {SQLITE_TABLE}{where}"
-                              f" ORDER BY rowid LIMIT {int(page)}", params)
-                    batch = [Row(*r) for r in c.fetchall()]
-            else:
-                from psycopg.rows import tuple_row
-
-                with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-                    curs.execute(f"SELECT notification_id, originator_id, originator_version, topic, state FROM"
-                                 f" {self.events_table}{where} ORDER BY notification_id LIMIT {int(page)}", params)
-                    batch = [Row(i, st, v, t, bytes(b)) for i, st, v, t, b in curs.fetchall()]
+        batch = self._rows_where(limit=page)
+        while batch:
             yield from batch
             if len(batch) < page:
                 return
-            after = batch[-1].notification_id
+            batch = self._rows_where("{id} > ?", (batch[-1].notification_id,), limit=page)
 
     def sql_scalar(self, statement: str) -> Any:
         """Run one read-only SQL statement returning one value (tests, counts)."""
