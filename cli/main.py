@@ -133,15 +133,26 @@ def trust_options(f: Any) -> Any:
     return f
 
 
-def _roots(as_json: bool, anchor: str | None, log_key: str | None, trust_file: str | None,
-           witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None) -> TrustRoots:
-    from ledger.trust import resolve
+_TRUST_PARAMS = ("anchor", "log_key", "trust_file", "witnesses", "witness_quorum", "state_dir")
 
-    try:
-        return resolve(anchor=anchor, log_key=log_key, witnesses=witnesses, quorum=witness_quorum, config=trust_file,
-                       state=state_dir)
-    except TrustError as exc:
-        _fail(as_json, str(exc), EXIT_USAGE)
+
+def with_roots(f: Any) -> Any:
+    """``trust_options``, resolved (``ledger.trust.resolve``) into one ``roots`` argument."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ledger.trust import resolve
+
+        given = {k: kwargs.pop(k) for k in _TRUST_PARAMS}
+        try:
+            kwargs["roots"] = resolve(anchor=given["anchor"], log_key=given["log_key"], witnesses=given["witnesses"],
+                                      quorum=given["witness_quorum"], config=given["trust_file"],
+                                      state=given["state_dir"])
+        except TrustError as exc:
+            _fail(bool(kwargs.get("as_json")), str(exc), EXIT_USAGE)
+        return f(*args, **kwargs)
+    return trust_options(wrapper)
 
 
 def _read_text_arg(as_json: bool, path: str, what: str) -> str:
@@ -430,16 +441,15 @@ def checkpoint(c: Context, witness_urls: tuple[str, ...], as_json: bool) -> None
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-@trust_options
+@with_roots
 @click.option("--since", "since_file", default=None, type=click.Path(dir_okay=False),
               help="A checkpoint note you hold: the ledger must still extend it (a one-off rollback check).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Processes for signature checks (default: all cores).")
 @click.option("--deep", is_flag=True, help="Also re-run the ingest schema checks on every stored event.")
 @click.option("--quiet", is_flag=True, help="No progress output.")
 @click.pass_obj
-def verify(c: Context, as_json: bool, anchor: str | None, log_key: str | None, trust_file: str | None,
-           witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, since_file: str | None,
-           workers: int | None, deep: bool, quiet: bool) -> None:
+def verify(c: Context, as_json: bool, roots: TrustRoots, since_file: str | None, workers: int | None, deep: bool,
+           quiet: bool) -> None:
     """Re-check every row, signature, chain link, sequence and checkpoint against the roots you pin.
 
     OK (exit 0) only when nothing is wrong, the anchor and log key are pinned, and an
@@ -448,7 +458,6 @@ def verify(c: Context, as_json: bool, anchor: str | None, log_key: str | None, t
     UNVERIFIED (5) says what was missing."""
     from ledger.verify import verify_ledger
 
-    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
     since = _read_text_arg(as_json, since_file, "--since") if since_file else None
     started = time.monotonic()
     last = [started]
@@ -805,11 +814,10 @@ def export_phh(c: Context, round_id: str, output: str | None) -> None:
 @main.command()
 @click.argument("round_id")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True, help="Directory to write the bundle to.")
-@trust_options
+@with_roots
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def evidence(c: Context, round_id: str, output: str, anchor: str | None, log_key: str | None, trust_file: str | None,
-             witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, as_json: bool) -> None:
+def evidence(c: Context, round_id: str, output: str, roots: TrustRoots, as_json: bool) -> None:
     """Write ROUND_ID's evidence bundle: signed events, inclusion proofs, outcome, report;
     then check it as a player would, against the roots you pin.
 
@@ -818,7 +826,6 @@ def evidence(c: Context, round_id: str, output: str, anchor: str | None, log_key
     UNVERIFIED)."""
     from projections.evidence import verify_bundle, write_bundle
 
-    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
     with _Guard(as_json), c.open() as store:
         manifest = write_bundle(store, c.keys, c.public, round_id, Path(output))
     result = verify_bundle(Path(output), roots)
@@ -848,12 +855,9 @@ def _bundle_lines(bundle: str, result: Any) -> list[str]:
 
 @main.command("verify-bundle")
 @click.argument("bundle", type=click.Path(exists=True, file_okay=False))
-@trust_options
-@click.option("--vkey", default=None, hidden=True, help="Old name of --log-key.")
+@with_roots
 @click.option("--json", "as_json", is_flag=True)
-def verify_bundle_cmd(bundle: str, anchor: str | None, log_key: str | None, trust_file: str | None,
-                      witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, vkey: str | None,
-                      as_json: bool) -> None:
+def verify_bundle_cmd(bundle: str, roots: TrustRoots, as_json: bool) -> None:
     """Check an evidence bundle offline (no database) against the roots you pin.
 
     The house key must be pinned (--anchor, PITBOSS_ANCHOR or --trust): a bundle's own
@@ -862,7 +866,6 @@ def verify_bundle_cmd(bundle: str, anchor: str | None, log_key: str | None, trus
     hold), UNVERIFIED (5, nothing wrong but a root or the witnesses' quorum missing)."""
     from projections.evidence import verify_bundle
 
-    roots = _roots(as_json, anchor, log_key or vkey, trust_file, witnesses, witness_quorum, state_dir)
     result = verify_bundle(Path(bundle), roots)
     _emit(as_json, {"ok": result.ok, "verdict": result.verdict, "problems": result.problems,
                     "unverified": result.unverified, **result.summary}, "\n".join(_bundle_lines(bundle, result)))
@@ -875,7 +878,7 @@ _RECONCILE_EXIT = {"RECONCILED": EXIT_OK, "NOT RECONCILED": EXIT_FAILED, "UNVERI
 
 @main.command()
 @click.option("--day", required=True, help="The gaming day, YYYY-MM-DD (UTC); a real date.")
-@trust_options
+@with_roots
 @click.option("--since", "since_file", default=None, type=click.Path(dir_okay=False),
               help="A checkpoint note you hold: the ledger must still extend it.")
 @click.option("--accept-unchecked", is_flag=True,
@@ -884,9 +887,8 @@ _RECONCILE_EXIT = {"RECONCILED": EXIT_OK, "NOT RECONCILED": EXIT_FAILED, "UNVERI
 @click.option("--workers", type=click.IntRange(1, 256), default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def reconcile(c: Context, day: str, anchor: str | None, log_key: str | None, trust_file: str | None,
-              witnesses: tuple[str, ...], witness_quorum: int | None, state_dir: str | None, since_file: str | None,
-              accept_unchecked: bool, workers: int | None, as_json: bool) -> None:
+def reconcile(c: Context, day: str, roots: TrustRoots, since_file: str | None, accept_unchecked: bool,
+              workers: int | None, as_json: bool) -> None:
     """Reconcile a gaming day against the roots you pin.
 
     RECONCILED (0) only when every check was made and holds; NOT RECONCILED (1) lists
@@ -895,7 +897,6 @@ def reconcile(c: Context, day: str, anchor: str | None, log_key: str | None, tru
     from projections.reconcile import reconcile_day
 
     day = _day(as_json, day)
-    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
     since = _read_text_arg(as_json, since_file, "--since") if since_file else None
 
     def progress(msg: str) -> None:
@@ -1160,10 +1161,8 @@ def rules_house_edge(game: str, as_json: bool) -> None:
               help="Where the evidence bundle goes (default: beside the SQLite ledger, or ./).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-@trust_options
-def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, anchor: str | None,
-         log_key: str | None, trust_file: str | None, witnesses: tuple[str, ...], witness_quorum: int | None,
-         state_dir: str | None) -> None:
+@with_roots
+def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, roots: TrustRoots) -> None:
     """Simulate a casino night through the real producer path, then run the nightly jobs:
     views, reconciliation of the day, AML flags, and one disputed round's evidence.
 
@@ -1180,7 +1179,6 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, a
             click.echo(f"  ... {msg}", err=True)
 
     out = Path(output) if output else (c.db.path.parent if c.db.backend == "sqlite" and c.db.path else Path("."))
-    roots = _roots(as_json, anchor, log_key, trust_file, witnesses, witness_quorum, state_dir)
     with _Guard(as_json), c.open() as store:
         summary = run_demo(store, c.keys, c.public, seed=seed, hands=hands, progress=say)
         if not roots.pinned:
@@ -1261,6 +1259,17 @@ def sample(c: Context, output: str, rounds: int, as_json: bool) -> None:
     with _Guard(as_json), c.open() as store:
         n = write_sample_batch(store, c.keys, Path(output), rounds)
     _emit(as_json, {"ok": True, "file": output, "events": n}, f"wrote {n} signed events to {output}")
+
+
+def _every_command(group: click.Group) -> Any:
+    for cmd in group.commands.values():
+        yield cmd
+        if isinstance(cmd, click.Group):
+            yield from _every_command(cmd)
+
+
+for _cmd in _every_command(main):  # the one exit-code table, in every command's --help
+    _cmd.epilog = _cmd.epilog or _EPILOG
 
 
 def run() -> None:
