@@ -526,7 +526,7 @@ def proof_inclusion(c: Context, stream: str, seq: int, size: int | None, output:
     with _Guard(False), c.open() as store:
         text = inclusion_proof(store, stream, seq, size)
     Path(output).write_text(text)
-    click.echo(f"wrote {output}")
+    click.echo(safe(f"wrote {output}"))
 
 
 @proof.command("consistency")
@@ -547,7 +547,7 @@ def proof_consistency(c: Context, old_size: int, new_size: int, output: str) -> 
     out.write_text(text)
     out.with_name(f"{out.name}.old.note").write_text(old_note)
     out.with_name(f"{out.name}.new.note").write_text(new_note)
-    click.echo(f"wrote {out} with {out.name}.old.note and {out.name}.new.note")
+    click.echo(safe(f"wrote {out} with {out.name}.old.note and {out.name}.new.note"))
 
 
 @proof.command("check-inclusion")
@@ -657,7 +657,7 @@ def witness_add_checkpoint(directory: str, request: Any, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"ok": True, "cosignature": answer.body}))
     else:
-        click.echo(answer.body, nl=False)
+        click.echo(safe(answer.body), nl=False)
 
 
 @witness.command("serve")
@@ -702,7 +702,7 @@ def witness_serve(directory: str, host: str, port: int) -> None:
             click.echo(safe(f"{self.address_string()} {format % args}", keep_newlines=False), err=True)
 
     server = ThreadingHTTPServer((host, port), Handler)
-    click.echo(f"witness {w.name} serving http://{host}:{server.server_port}/add-checkpoint", err=True)
+    click.echo(safe(f"witness {w.name} serving http://{host}:{server.server_port}/add-checkpoint"), err=True)
     try:
         server.serve_forever()
     finally:
@@ -763,7 +763,7 @@ def import_phh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
     from ledger.importers.phh_import import import_paths
 
     def progress(done: int) -> None:
-        if not as_json:
+        if not as_json and sys.stderr.isatty():
             click.echo(f"  ... {done} hands stored", err=True)
 
     with _Guard(as_json), c.open() as store:
@@ -773,8 +773,8 @@ def import_phh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
         click.echo(json.dumps(results, indent=2))
     else:
         for r in results:
-            click.echo(f"{r['source']}: " + (f"REFUSED {r['error']}" if "error" in r else
-                                             f"{r['round']}" + (" (already imported)" if r.get("already_imported") else "")))
+            click.echo(safe(f"{r['source']}: " + (f"REFUSED {r['error']}" if "error" in r else
+                                             f"{r['round']}" + (" (already imported)" if r.get("already_imported") else ""))))
         click.echo(f"{len(results) - len(errors)} hands imported or already present, {len(errors)} refused")
     sys.exit(EXIT_FAILED if errors else EXIT_OK)
 
@@ -1040,7 +1040,7 @@ def _progress(as_json: bool) -> Any:
 
     def report(done: int, top: int) -> None:
         now = time.monotonic()
-        if not as_json and (now - last[0] > 2 or done == top):
+        if not as_json and sys.stderr.isatty() and (now - last[0] > 2 or done == top):
             last[0] = now
             click.echo(f"  ... {done}/{top} events applied", err=True)
     return report
@@ -1175,7 +1175,7 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
     from projections.runner import ViewStore, catch_up
 
     def say(msg: str) -> None:
-        if not as_json:
+        if not as_json and sys.stderr.isatty():  # a person watching; silence under cron
             click.echo(f"  ... {msg}", err=True)
 
     out = Path(output) if output else (c.db.path.parent if c.db.backend == "sqlite" and c.db.path else Path("."))
