@@ -1282,9 +1282,12 @@ def run() -> None:
         _interrupted(as_json)
     except KeyboardInterrupt:
         _interrupted(as_json)
+    except click.UsageError as exc:  # one line, naming the command and what was wrong
+        path = exc.ctx.command_path if exc.ctx is not None else "pitboss"
+        sub = path.split(" ", 1)[1] + ": " if " " in path else ""
+        _fail(as_json, f"{sub}{exc.format_message()} (see '{path} --help')", EXIT_USAGE)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+        _fail(as_json, exc.format_message(), exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except SystemExit:

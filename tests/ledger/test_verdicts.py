@@ -415,3 +415,21 @@ def test_3_the_insert_only_service_role_cannot_hide_a_row_at_id_minus_1(tmp_path
         with psycopg.connect(**db.connect_kwargs(), autocommit=True) as conn:
             conn.execute(f'DROP OWNED BY "{role}"')
             conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_6_the_program_gives_one_line_and_exit_2_for_every_usage_error(tmp_path: Path) -> None:
+    """Through the installed program (not click's test runner): a usage error is one line
+    on stderr, naming the command, and exit 2; an unknown command too."""
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("pitboss")
+    db = ["--db", str(tmp_path / "l.db")]
+    assert subprocess.run([str(exe), *db, "init"], capture_output=True).returncode == 0
+    for args in (["proof", "inclusion", "keyring", "²", "-o", "x"], ["proof", "consistency", "4", "3", "-o", "x"],
+                 ["verify", "--bogus"], ["reconcile"], ["reconcile", "--day", "2026-13-45"], ["nosuch"],
+                 ["init", "--origin", "a b"]):
+        out = subprocess.run([str(exe), *db, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        assert out.returncode == 2, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("pitboss: "), (args, out.stderr)
+        assert "Traceback" not in out.stderr and out.stdout == ""
