@@ -414,11 +414,3 @@ def verify_bundle(path: Path, roots: TrustRoots | None = None) -> BundleVerdict:
                "trust_roots": roots.describe(), "checks": checks}
     verdict = "FAILED" if problems else ("UNVERIFIED" if unverified else "OK")
     return BundleVerdict(verdict, problems, unverified, summary)
-
-
-def _anchor_hex(text: str) -> str:
-    """house.pub holds the house key's public key (hex, possibly with a label)."""
-    for token in text.replace(":", " ").split():
-        if len(token) == 64 and all(c in "0123456789abcdef" for c in token.lower()):
-            return token.lower()
-    return text
