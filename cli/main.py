@@ -977,10 +977,17 @@ def aml_flags(c: Context, day: str | None, as_json: bool) -> None:
 
     if day is not None:
         day = _day(as_json, day)
+    scanned = 0
+
+    def accept(nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
+        """The judge, counting the rows of the day on the scan's own pass (no second read)."""
+        nonlocal scanned
+        scanned += day is None or gaming_day(orjson_at(state)) == day
+        return judge(nid, stream, seq, kind, state)
+
     with _Guard(as_json), c.open() as store:
         judge = RowJudge(store)
-        flags = [f for f in scan_store(store, accept=judge) if day in (None, f.day)]
-        scanned = sum(1 for r in store.rows() if day is None or gaming_day(orjson_at(r.state)) == day)
+        flags = [f for f in scan_store(store, accept=accept) if day in (None, f.day)]
     text = [f"{f.id}  {f.day}  {f.rule:<20} {','.join(f.players):<24} {f.amount:>12}  {f.reason}" for f in flags]
     text += [f"  not counted (its own checks fail): row {nid}: {why}" for nid, why in judge.refused]
     nothing = scanned == 0
@@ -1169,7 +1176,6 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
     The jobs check against the roots you pin; pinned nothing, the demo (which is the
     operator, holding the private keys) pins the public keys of its own house and log keys."""
     from ledger.sim.demo import run_demo
-    from projections.aml import scan_store
     from projections.evidence import write_bundle
     from projections.reconcile import reconcile_day
     from projections.runner import ViewStore, catch_up
@@ -1194,10 +1200,10 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
         day = utc_now_day()
         say(f"reconciling the gaming day {day}")
         report = reconcile_day(store, day, roots=roots, public_dir=c.public.path, progress=say)
-        flags = [f for f in scan_store(store) if f.day == day]
+        flags = report["aml_flags"]  # the day's flags, from the scan reconciliation just made
     tid = summary.pop("tournament")
     summary.update(gaming_day=day, aml_flags=len(flags), reconciled=report["ok"],
-                   aml_rules=sorted({f.rule for f in flags}), discrepancies=len(report["discrepancies"]),
+                   aml_rules=sorted({f["rule"] for f in flags}), discrepancies=len(report["discrepancies"]),
                    tournaments=[{k: t[k] for k in ("id", "prize_pool", "paid", "refunded")}
                                 for t in report["tournaments"] if t["id"] == tid])
     text = [f"casino night {day}: {summary['rounds']} rounds at {summary['tables']} tables, {summary['events']} signed"

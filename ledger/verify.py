@@ -395,9 +395,6 @@ def _checkpoint_targets(
     """Every checkpoint to compare against: size -> targets (stored in the ledger, published)."""
     targets: dict[int, list[Target]] = {}
 
-    def add(source: str, cp: Checkpoint, note: str) -> None:
-        add_target(targets, source, cp, note)
-
     for ev in store.stream_events(CHECKPOINT_STREAM):
         try:
             cp = _open_any(ev.payload["note"], keys)
@@ -407,7 +404,7 @@ def _checkpoint_targets(
             report.add(Problem("checkpoint", f"stored checkpoint does not verify with the log key: {exc}",
                                CHECKPOINT_STREAM, ev.seq))
             continue
-        add(f"{CHECKPOINT_STREAM} seq {ev.seq}", cp, ev.payload["note"])
+        add_target(targets, f"{CHECKPOINT_STREAM} seq {ev.seq}", cp, ev.payload["note"])
     if public_dir is not None:
         for path in sorted(public_dir.glob("checkpoint-*.note")):
             try:
@@ -416,7 +413,7 @@ def _checkpoint_targets(
             except (NoteError, OSError, UnicodeDecodeError) as exc:
                 report.add(Problem("checkpoint", f"published checkpoint {path.name} does not verify: {exc}"))
                 continue
-            add(f"published {path.name}", cp, note)
+            add_target(targets, f"published {path.name}", cp, note)
     return targets
 
 

@@ -89,7 +89,8 @@ def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir,
     leaves = LeafIndex.read(store)
     size = len(leaves.hashes)
     head = leaves.keyring_head(size)
-    cp = Checkpoint(log.actor, size, leaves.tree().root(), (keyring_line(*head),) if head else ())
+    tree = leaves.tree()
+    cp = Checkpoint(log.actor, size, tree.root(), (keyring_line(*head),) if head else ())
     note = sign_note(cp.body(), log.actor, log.private_key)
     batch = BatchBuilder.for_store(store)
     ev = batch.add(log, CHECKPOINT_STREAM, "ledger.checkpoint.v1", {
@@ -105,7 +106,6 @@ def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir,
     if witnesses:
         from ledger.log.witness import request_cosignature
 
-        tree = leaves.tree()
         lines = [request_cosignature(url, note, 0, lambda old: tree.consistency_proof(old, size)) for url in witnesses]
         note = note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
         public.checkpoint_file(cp.size).write_text(note)
