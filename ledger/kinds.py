@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ledger.canonical import MAX_SAFE_INT
 from ledger.timeutil import parse_utc
@@ -174,10 +174,43 @@ class ChipsCount(Strict):
 
 # --- tables and rounds -------------------------------------------------------------
 
+class Limit(Strict):
+    """A table's minimum and maximum for one bet type, in minor units (000 II 2.1.7,
+    III 1.3(a), IV 2.1.4-5: bets within the table's posted limits)."""
+
+    min: Amount
+    max: Amount
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Limit:
+        if self.max < self.min:
+            raise ValueError(f"the maximum {self.max} is below the minimum {self.min}")
+        return self
+
+
+class TableConfig(Strict):
+    """A table's configuration, set by the floor or the house (issue 15 point 1): what
+    every round at the table is played by. ``rules`` are the game's house options (its
+    engine's rules model: decks, paytables, commission and its rounding, rake, odd-chip
+    rule, bring-in...), fixed for every round; ``round_options`` names the options a
+    round may set itself (a tournament's level, say); ``limits`` maps a bet type (the
+    game's own names; ``"*"`` for any other) to its minimum and maximum; ``blinds``
+    ([small, big]) and ``ante`` are a poker table's forced bets."""
+
+    rules: JsonObject = Field(default_factory=dict)
+    round_options: Annotated[list[Ident], Field(max_length=64)] = Field(default_factory=list)
+    limits: Annotated[dict[Ident, Limit], Field(max_length=64)] = Field(default_factory=dict)
+    blinds: Annotated[list[Amount], Field(min_length=2, max_length=2)] | None = None
+    ante: Amount | None = None
+
+
 class TableOpen(Strict):
     game: Ident
     seats: Annotated[int, Field(ge=1, le=10)]
     currency: Currency
+    config: TableConfig | None = None
+    """The table's configuration, signed by the floor or the house (absent: the game's
+    defaults, which are the seed texts' rules)."""
     dealing: Literal["live", "rng"] | None = None
     """How the table's rounds are dealt, and so which procedure the ledger enforces:
     "live" (from inspected equipment, ``ledger.judges.equipment``), "rng" (from a committed
@@ -189,6 +222,14 @@ class TableClose(Strict):
     reason: Text
 
 
+class TableConfigChange(Strict):
+    """``table.config.v1``: the floor or the house sets an open table's whole configuration;
+    rounds opened after it cite it (``RoundOpen.config``)."""
+
+    config: TableConfig
+    reason: Text = ""
+
+
 class RoundOpen(Strict):
     table: Ident
     game: Ident
@@ -198,6 +239,10 @@ class RoundOpen(Strict):
     source: Annotated[str, Field(pattern=r"^(rng|(shoe|wheel|dice):[A-Za-z0-9._~@/+-]{1,160})$")] | None = None
     """Where the draws come from: "rng", or the equipment stream (``shoe:S1``) of a
     live table."""
+    config: Annotated[int, Field(ge=1)] | None = None
+    """The seq of the table's event whose configuration the round is played by (its
+    ``table.open`` or latest ``table.config``): required when the table has one, so a
+    replay uses the configuration in force when the round opened."""
 
 
 class RoundClose(Strict):
@@ -286,6 +331,7 @@ register_kind("chips.cash_out.v1", ChipsMovement, "chips", ("cage",))
 register_kind("chips.count.v1", ChipsCount, "chips", ("floor", "dealer", "table", "game"))
 register_kind("table.open.v1", TableOpen, "table", ("floor", "table", "game", "importer"))
 register_kind("table.close.v1", TableClose, "table", ("floor", "table", "game", "importer"))
+register_kind("table.config.v1", TableConfigChange, "table", ("floor", "house"))
 register_kind("round.open.v1", RoundOpen, "round", ROUND_PRODUCERS)
 register_kind("round.close.v1", RoundClose, "round", ROUND_PRODUCERS)
 register_kind("ledger.checkpoint.v1", LedgerCheckpoint, "ledger", ("ledger",))

@@ -95,7 +95,8 @@ def replay_outcome(events: list[SignedEvent], stream: str) -> dict[str, Any]:
     recorded = [{"seq": ev.seq, "kind": ev.kind, **ev.payload} for ev in mine
                 if ev.kind.endswith((".settle.v1", ".award.v1"))]
     status = next((ev.payload["status"] for ev in mine if ev.kind == "round.close.v1"), None)
-    rs, refused = walk(mine)
+    by_ref = {(ev.stream, ev.seq): ev for ev in events}
+    rs, refused = walk(mine, lambda s, q: by_ref.get((s, q)))  # the table configuration it cites is in the bundle
     problems = [f"{stream} seq {seq}: {exc.reason}" for seq, exc in refused]
     derived = None
     if rs is not None and rs.engine is not None and rs.engine.close_problem(rs.st) is None:

@@ -197,7 +197,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
         if not (on_day or tracked):
             continue
         events = store.stream_events(row.stream)
-        rs, refused = walk(events)
+        rs, refused = walk(events, store.event_at)
         problems = [{"check": "rules", "stream": row.stream, "seq": seq, "reason": exc.reason} for seq, exc in refused]
         money = None
         if rs is not None and not problems:

@@ -16,7 +16,7 @@ from typing import Any
 from ledger.chain import link
 from ledger.events import EventError
 from ledger.games import ENGINES
-from ledger.judges.round import RoundState, derived_draws, open_round
+from ledger.judges.round import RoundState, config_of, derived_draws, open_round, played_rules
 from ledger.judges.round import step as step_round
 from ledger.keyring import load_keyring
 from ledger.store import Store
@@ -73,7 +73,12 @@ def replay_round(store: Store, round_id: str) -> Replay:
     ring = load_keyring(store)
     p = opening.payload
     engine = ENGINES.get(p["game"])
-    rep = Replay(stream, p["game"], p["table"], p["rules"], engine=engine is not None)
+    try:
+        config = config_of(opening, store.event_at)
+    except EventError as exc:
+        raise ReplayError(f"{stream}: {exc.reason}") from None
+    rules = played_rules(config, p["rules"])  # the table's configuration in force when the round opened
+    rep = Replay(stream, p["game"], p["table"], rules, engine=engine is not None)
     rs: RoundState | None = None
     prev = None
     for ev in events:
@@ -94,7 +99,7 @@ def replay_round(store: Store, round_id: str) -> Replay:
             continue  # no engine, or its opening was refused (a difference above)
         try:
             if ev.kind == "round.open.v1":
-                rs = open_round(ev)
+                rs = open_round(ev, config)
             elif rs is not None:
                 rs = step_round(rs, ev)
         except EventError as exc:

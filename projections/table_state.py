@@ -51,7 +51,10 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
         if ev.stream == stream:
             if ev.kind == "table.open.v1":
                 state.update(open=True, game=ev.payload["game"], dealing=ev.payload.get("dealing"),
-                             currency=ev.payload["currency"], opened_at=ev.at, seats=ev.payload["seats"])
+                             currency=ev.payload["currency"], opened_at=ev.at, seats=ev.payload["seats"],
+                             config=ev.payload.get("config"))
+            elif ev.kind == "table.config.v1":
+                state.update(config=ev.payload["config"], configured_at=ev.at)
             elif ev.kind == "table.close.v1":
                 state.update(open=False, closed_at=ev.at)
             if seq is not None and ev.seq == seq:

@@ -86,7 +86,7 @@ class Context:
         """(the round's state, its round.open event, the engine's outcome) at its close."""
         if stream not in self._rounds:
             events = self.store.stream_events(stream)
-            rs, refused = walk(events)
+            rs, refused = walk(events, self.store.event_at)
             assert rs is not None  # the round's first event is its round.open (stored only so)
             outcome = None
             # a round the rules refuse (events altered behind ingest) is not priced; reconciliation names it

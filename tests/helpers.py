@@ -58,10 +58,15 @@ def night_batch(store: Store, p: Producers, rounds: int = 3, table: str = "bac-1
 
 
 def add_round(b: BatchBuilder, signer: Signer, rid: str, table: str, game: str, events: list, *,  # type: ignore[type-arg]
-              rules: dict | None = None, close: bool = True) -> BatchBuilder:  # type: ignore[type-arg]
-    """A round of ``game`` at ``table`` into ``b``: its round.open, the (kind, payload)
-    events, and a complete round.close unless ``close`` is False."""
-    b.add(signer, rid, "round.open.v1", {"table": table, "game": game, "rules": rules or {}})
+              rules: dict | None = None, close: bool = True, config: int | None = None) -> BatchBuilder:  # type: ignore[type-arg]
+    """A round of ``game`` at ``table`` into ``b``: its round.open (citing the table's
+    configuration event ``config``, the seq of its table.open or table.config, when the
+    table has one), the (kind, payload) events, and a complete round.close unless
+    ``close`` is False."""
+    opening = {"table": table, "game": game, "rules": rules or {}}
+    if config is not None:
+        opening["config"] = config
+    b.add(signer, rid, "round.open.v1", opening)
     for kind, payload in events:
         b.add(signer, rid, kind, payload)
     if close:

@@ -99,6 +99,8 @@ class DemoTable:
     cut: int = 0  # a live shoe's cut card, cards from the back
     signer: str = "dealer"  # the role that records the rounds
     players: tuple[int, int] = (2, 5)  # how many players a round seats, at least and at most
+    config: dict[str, Any] = field(default_factory=dict)
+    """The table's configuration the demo's floor signs (``ledger.kinds.TableConfig``)."""
 
 
 class Engine(Protocol):
@@ -149,6 +151,29 @@ class Engine(Protocol):
 
     def rule_on(self, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]: ...
 
+    @property
+    def round_keys(self) -> frozenset[str]:
+        """House-option keys a round states itself (who plays, their stacks), never set
+        by the table's configuration (``ledger.kinds.TableConfig``)."""
+
+    @property
+    def unset_keys(self) -> frozenset[str]:
+        """House-option keys with no default in the seed texts (poker's variant and stakes):
+        a round names them at a table whose configuration is absent; a configured table
+        sets them."""
+
+    def seed_problem(self, rules: dict[str, Any], seats: int) -> str | None:
+        """Why these house options (a table's configuration, or a round's rules as played)
+        break a bound the seed texts state (blackjack pays at least 3:2, baccarat is dealt
+        from 8 decks...), or None. Imported histories are not held to the house's bounds."""
+
+    def structure_problem(self, config: dict[str, Any], rules: dict[str, Any]) -> str | None:
+        """Why a round's own keys (``round_keys``) disagree with the table's configuration
+        (a poker hand's blinds against the table's ``blinds``), or None."""
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        """The bets ``kind`` puts at risk, as (bet type, amount), for the table's limits."""
+
 
 def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
     """A round's house options (``round.open.rules``) as the game's rules model, or a
@@ -197,6 +222,18 @@ class EngineDefaults:
 
     def rule_on(self, state: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, int]]:
         raise RuleViolation(f"a {payload['effect']} ruling does not apply to a {getattr(self, 'game', '?')} round")
+
+    round_keys: frozenset[str] = frozenset()
+    unset_keys: frozenset[str] = frozenset()
+
+    def seed_problem(self, rules: dict[str, Any], seats: int) -> str | None:
+        return None
+
+    def structure_problem(self, config: dict[str, Any], rules: dict[str, Any]) -> str | None:
+        return None
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return ()
 
 
 class Play:

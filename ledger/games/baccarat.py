@@ -178,6 +178,14 @@ class BaccaratEngine(EngineDefaults):
     rules_model = BaccaratRules
     banking: Final = "house"
     equipment: Final = "shoe"
+
+    def seed_problem(self, rules: dict[str, Any], seats: int) -> str | None:
+        """000 II 1.3.1: baccarat is played with 8 decks."""
+        decks = rules.get("decks", 8)
+        return None if decks == 8 else f"baccarat is dealt from 8 decks, not {decks} (000 II 1.3.1)"
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return ((payload["spot"], payload["amount"]),) if kind == "baccarat.bet.v1" else ()
     house_edges = {"baccarat": "exact enumeration of every card sequence of a full 8-deck shoe"}
     demo_tables = (DemoTable("BAC", "live", decks=8, cut=7), DemoTable("OBAC", "rng", signer="game"))
 

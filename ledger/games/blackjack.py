@@ -378,7 +378,17 @@ class BlackjackEngine(EngineDefaults):
     equipment: Final = "shoe"
     house_edges = {"blackjack": "infinite deck, exact recursion over totals with the best play per total (method per"
                                 " bet)"}
-    demo_tables = (DemoTable("BJ", "live", decks=6, cut=200),)
+    demo_tables = (DemoTable("BJ", "live", decks=6, cut=200,
+                             config={"rules": {"decks": 6}, "limits": {"main": {"min": 100, "max": 100_000}}}),)
+
+    def seed_problem(self, rules: dict[str, Any], seats: int) -> str | None:
+        """000 III 2.3(a): a blackjack is paid at least 3:2 (and 000 III 1.2.3(b): the
+        table shows the real odds)."""
+        num, den = rules.get("blackjack_pays", [3, 2])
+        return None if num * 2 >= den * 3 else f"a blackjack pays at least 3:2, not {num}:{den} (000 III 2.3(a))"
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return (("main", payload["amount"]),) if kind == "blackjack.bet.v1" else ()
 
     def cut_problem(self, decks: int, from_back: int) -> str | None:
         if not (3 * 52 < from_back <= 4 * 52):

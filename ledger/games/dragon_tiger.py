@@ -135,6 +135,9 @@ class DragonTigerEngine(EngineDefaults):
     rules_model = DragonTigerRules
     banking: Final = "house"
     equipment: Final = "shoe"
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return ((payload["spot"], payload["amount"]),) if kind == "dragon_tiger.bet.v1" else ()
     house_edges = {"dragon-tiger": "exact enumeration of the two cards' ranks from a full shoe (8 decks), each pair"
                                    " weighted by its count"}
     demo_tables = (DemoTable("DT", "live", decks=8, cut=52),)

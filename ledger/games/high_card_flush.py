@@ -23,7 +23,10 @@ Source: 003_10e12fa1eb1379fe.txt (cited by its section names):
 Where the seed contradicts itself: its prose (sections 5 and 7) also describes the bonus
 wagers as a comparison with the designated player, while its paytables (Appendix A/B)
 pay "if the player's first 7 cards are a triggering hand". The engine follows the
-paytables, which the issue names ("Flush and Straight Flush bonus paytables"). The
+paytables, which the issue names ("Flush and Straight Flush bonus paytables"), except on
+an exact tie with the designated player, where the opening section pushes every bonus
+wager (the default; ``tie_bonus: "paytable"`` is the house option that pays the
+paytables then too). The
 paytable headings are swapped in the seed (Appendix A is headed "Flush Cards" but sits
 under the straight-flush heading and counts straight cards); the engine reads them by
 content. A straight flush counts the ace high or low (A-2-3 and Q-K-A). The house rake
@@ -82,6 +85,11 @@ PayTable = dict[Literal["3", "4", "5", "6", "7"], Annotated[int, Field(ge=1, le=
 class HcfRules(Strict):
     flush_pays: PayTable = FLUSH_PAYS  # type: ignore[assignment]  # the default paytable, validated as PayTable by pydantic
     straight_flush_pays: PayTable = STRAIGHT_FLUSH_PAYS  # type: ignore[assignment]  # as above
+    tie_bonus: Literal["push", "paytable"] = "push"
+    """An exact tie with the designated player (as many flush cards, every rank equal):
+    "push" (the default) pushes every bonus wager, as 003's opening section says
+    ("全てのボーナス賭け金はプッシュ"); "paytable" pays the bonus wagers by the paytables
+    alone (the reading of its Appendices A and B), a house option."""
 
 
 class HcfDesignate(Strict):
@@ -243,6 +251,9 @@ def _own_results(state: HcfState, p: Player) -> list[tuple[str, str, int]]:
         out += [("ante", "lose", 0), ("raise", "lose", 0)]
     else:
         out += [("ante", "push", ante), ("raise", "push", p.raised)]
+    if mine == theirs and rules.tie_bonus == "push":  # 003 opening section: an exact tie pushes every bonus wager
+        out += [(w, "push", p.bet(w)) for w in ("flush", "straight_flush") if p.bet(w)]
+        return out
     if p.bet("flush"):
         pays = rules.flush_pays.get(str(mine[0]))  # type: ignore[call-overload]  # keys are the Literal counts as text
         out.append(("flush", "win", p.bet("flush") * (pays + 1)) if pays else ("flush", "lose", 0))
@@ -277,6 +288,9 @@ class HighCardFlushEngine(EngineDefaults):
     rules_model = HcfRules
     banking: Final = "player"
     equipment: Final = "shoe"
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return ((payload["wager"], payload["amount"]),) if kind == "hcf.bet.v1" else ()
     house_edges = {"high-card-flush": "exact count over all C(52,7) hands of the bonus wagers (Appendix A/B"
                                       " paytables); ante and raise are played against the designated player, not the"
                                       " house"}

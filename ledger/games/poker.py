@@ -153,6 +153,10 @@ class Rake(Strict):
     cap: Annotated[int, Field(ge=0)] | None = None
     from_street: Annotated[int, Field(ge=0, le=3)] = 1
     """0: any pot; 1: only once the flop is dealt ("no flop, no drop")."""
+    per: Literal["hand", "pot"] = "hand"
+    """001 ⑤ "POTの2%": the hand's whole pot, side pots included, is raked once (threshold
+    and cap apply to the hand), taken from the main pot first; "pot" rakes each pot on its
+    own (a house option)."""
 
 
 class PokerRules(Strict):
@@ -187,6 +191,15 @@ class PokerRules(Strict):
     start of the hand (the game server carries them from hand to hand)."""
     scale: Annotated[str, Field(max_length=40)] | None = None
     """For imported histories: the decimal unit one integer stands for (e.g. "0.01")."""
+    timeout: Literal["fold", "check_or_fold"] = "fold"
+    """What the clock running out does (``poker.timeout.v1``): 000 folds the hand."""
+    showdown: Literal["tda", "as_recorded"] = "tda"
+    """"tda": the showdown order (TDA 16: the last aggressor of the final betting round
+    first, else the first seat left of the button) and all-in hands tabled (TDA 15; 001
+    ⑨) are enforced; "as_recorded": imported hand histories, whose showdown happened in
+    another room and is taken as the history records it."""
+    bring_in_percent: Annotated[int, Field(ge=1, le=100)] = 40
+    """Stud: the bring-in as a percentage of the small bet (001 ブリングイン: 40%)."""
 
 
 class PokerPost(Strict):
@@ -294,6 +307,7 @@ class PokerState:
     short_all_ins: list[Any] = field(default_factory=list)
     all_in: bool = False
     showdown_order: deque[int] = field(default_factory=deque)
+    aggressor: int | None = None  # the last seat (0-based) to bet or raise in the current betting round
     shown: dict[int, list[str]] = field(default_factory=dict)  # seat -> cards shown ([] = mucked)
     pots: list[Pot] = field(default_factory=list)
     awarded: int = 0
@@ -428,9 +442,17 @@ def _opener(st: PokerState) -> int:
     return entries.index(strongest)
 
 
+DRAW_FIRST_BETTOR = frozenset({"N5D", "F5D"})
+"""004 ドローポーカー (5): after the draw the betting starts with the player who first bet
+or raised the amount the pre-draw betting ended on (its last aggressor), else by position."""
+
+
 def _begin_betting(st: PokerState) -> None:
     n = st.n
+    previous, st.aggressor = st.aggressor, None
     st.opener = _opener(st)
+    if st.variant.code in DRAW_FIRST_BETTOR and st.street > 0 and previous is not None and st.in_hand[previous]:
+        st.opener = previous
     order = deque(range(n))
     order.rotate(-st.opener)
     totals = sorted(st.bets[j] + st.stacks[j] for j in range(n) if st.in_hand[j])
@@ -565,10 +587,20 @@ def compute_pots(st: PokerState) -> list[Pot]:
         previous = level
     rake = st.rules.rake
     if rake is not None and st.street >= rake.from_street:
-        for p in pots:
-            if p.amount >= rake.threshold:
-                r = p.amount * rake.percent_bp // 10_000
-                p.rake = min(r, rake.cap) if rake.cap is not None else r
+        if rake.per == "pot":
+            for p in pots:
+                if p.amount >= rake.threshold:
+                    r = p.amount * rake.percent_bp // 10_000
+                    p.rake = min(r, rake.cap) if rake.cap is not None else r
+        else:  # 001 ⑤: 2% of the hand's pot, side pots included, nothing under 500, at most 500 a hand
+            total = sum(p.amount for p in pots)
+            left = 0
+            if total >= rake.threshold:
+                left = total * rake.percent_bp // 10_000
+                left = min(left, rake.cap) if rake.cap is not None else left
+            for p in pots:  # taken from the main pot first
+                p.rake = min(left, p.amount)
+                left -= p.rake
     return pots
 
 
@@ -764,6 +796,7 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     order.popleft()
     st.actors = deque(j for j in order if st.in_hand[j] and st.stacks[j])
     st.opener = i
+    st.aggressor = i
     st.completion = False
     st.bring_in_due = False
     if increment >= st.raise_amount:
@@ -870,6 +903,15 @@ def _show(st: PokerState, seat: int, cards: list[str]) -> None:
         raise RuleViolation(f"no showdown now (the hand is in its {st.phase} phase)")
     if i not in st.showdown_order:
         raise RuleViolation(f"seat {seat} has no hand to show or muck")
+    if st.rules.showdown == "tda":
+        all_in = st.all_in or any(st.in_hand[j] and not st.stacks[j] for j in range(st.n))
+        if not cards and all_in:
+            raise RuleViolation(f"seat {seat} may not muck: when a player is all-in and the betting is over every"
+                                " hand is tabled (TDA 15; 001 ⑨ オールインプレイヤーは強制的にオープン)")
+        if not all_in and i != st.showdown_order[0]:
+            raise RuleViolation(f"seat {st.showdown_order[0] + 1} shows (or mucks) first, not seat {seat}: the last"
+                                " aggressor of the final betting round, else the first seat left of the button"
+                                " (TDA 16; 001 ⑨)")
     if cards:
         held = st.hole[i]
         if len(cards) != len(held):
@@ -945,7 +987,8 @@ class PokerEngine(EngineDefaults):
     banking: Final = "pool"
     equipment: Final = None
     house_edges: dict[str, str] = {}  # the players play each other: the house takes rake, it has no edge
-    demo_tables = (DemoTable("PK", signer="game", players=(3, 5)),)
+    demo_tables = (DemoTable("PK", signer="game", players=(3, 5),
+                             config={"rules": {"variant": "NT", "min_bet": 100}, "blinds": [50, 100]}),)
 
     def money(self, outcome: dict[str, Any]) -> RoundMoney:
         """Each seat's ``net`` (final − starting stack); the house keeps the rake."""
@@ -962,6 +1005,57 @@ class PokerEngine(EngineDefaults):
 
     def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
         raise ValueError("poker has no house edge: the players play each other and the house takes rake")
+
+    round_keys = frozenset({"players", "starting_stacks", "antes", "blinds_or_straddles", "dead_blinds", "time_banks"})
+    """Who plays a hand, their stacks and who posts what: the hand's own (issue 15 point 1);
+    the amounts are checked against the table's ``blinds`` and ``ante``
+    (``structure_problem``)."""
+
+    unset_keys = frozenset({"variant", "min_bet", "small_bet", "big_bet", "bring_in", "action_clock_s", "scale"})
+    """The game and its stakes: no seed text fixes them; a table's configuration does."""
+
+    def seed_problem(self, rules: dict[str, Any], seats: int) -> str | None:
+        """001 (the fixed-limit seven-card stud ring game): 7 seats; the bring-in is 40% of
+        the small bet (``bring_in_percent``, default 40); the rake is at most 2% of the pot,
+        nothing under 500, at most 500 (001 ⑤ レーキ). The stud rake bound is applied to
+        every poker table of the house (000 names no rake of its own: "see the website")."""
+        variant = VARIANTS.get(rules.get("variant", ""))
+        if variant is not None and variant.stud:
+            if seats > 7:
+                return f"a seven-card stud table has at most 7 seats, not {seats} (001 座席数)"
+            bring_in, small = rules.get("bring_in"), rules.get("small_bet")
+            pct = rules.get("bring_in_percent", 40)
+            if bring_in is not None and small is not None and bring_in != small * pct // 100:
+                return (f"the bring-in is {pct}% of the small bet {small}, {small * pct // 100}, not {bring_in}"
+                        " (001 ブリングイン)")
+        rake = rules.get("rake")
+        if rake is not None and rake.get("percent_bp", 0) > 0:
+            if rake["percent_bp"] > 200 or rake.get("threshold", 0) < 500 or rake.get("cap") is None \
+                    or rake["cap"] > 500:
+                return ("the rake is at most 2% of the pot, nothing on a pot under 500, capped at 500 (001 ⑤"
+                        f" レーキ), not {rake}")
+        return None
+
+    def structure_problem(self, config: dict[str, Any], rules: dict[str, Any]) -> str | None:
+        """A hand's forced bets against the table's: the live blinds are the table's small
+        and big blind (seat 1 and 2; heads-up the button's small blind and the big blind),
+        a returning player's live blind is the big blind and their dead blind the small
+        blind (000 missed blinds); every ante is the table's ante."""
+        blinds = config.get("blinds")
+        if blinds is not None:
+            posted = [b for b in rules.get("blinds_or_straddles") or [] if b != 0]
+            live = sorted(b for b in posted if b > 0)[:2]
+            if live != sorted(blinds):
+                return f"the hand's blinds {posted} are not the table's {blinds[0]}/{blinds[1]}"
+            if any(b < 0 and -b != blinds[1] for b in posted):
+                return f"a returning player's live blind is the big blind {blinds[1]} (000 missed blinds)"
+            if any(d not in (0, blinds[0]) for d in rules.get("dead_blinds") or []):
+                return f"a dead blind is the small blind {blinds[0]} (000 missed blinds)"
+        ante = config.get("ante")
+        antes = [a for a in rules.get("antes") or [] if a]
+        if any(a != ante for a in antes) or (ante and not antes):
+            return f"every ante is the table's {ante or 0}, not {rules.get('antes')}"
+        return None
 
     def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
         return random_hand(rng, players, [10_000] * len(players))
@@ -1094,8 +1188,10 @@ def _copy(st: PokerState) -> PokerState:
 
 def _timeout(st: PokerState, seat: int, waited_s: int) -> None:
     """000 play time limit and time bank policies: a player who lets the clock and then
-    the whole time bank run out has the hand folded for them (checked when nothing is
-    owed: the issue's "automatic fold or check"); the bank is spent for the hand."""
+    the whole time bank run out has the hand folded for them ("そのハンドが自動的にフォールド
+    され"), even when nothing is owed; in a tournament the hand is dead the same way (TDA
+    2013 clock rule). ``timeout: "check_or_fold"`` (check when nothing is owed) is a house
+    option. The bank is spent for the hand."""
     i = seat - 1
     clock = st.rules.action_clock_s
     if clock is None:
@@ -1108,7 +1204,8 @@ def _timeout(st: PokerState, seat: int, waited_s: int) -> None:
         raise RuleViolation(f"seat {seat} waited {waited_s} s: its time runs out only after the clock {clock} s and its"
                             f" time bank {bank} s (000 time bank policy)")
     st.bank_spent[i] += bank
-    _act(st, seat, "check" if st.phase == "betting" and st.to_call(i) == 0 else "fold", None)
+    check = st.rules.timeout == "check_or_fold" and st.to_call(i) == 0
+    _act(st, seat, "check" if check else "fold", None)
 
 
 def dead_money(st: PokerState, seat: int, amount: int) -> PokerState:

@@ -128,7 +128,9 @@ def inside_combinations(wheel: str) -> dict[str, set[frozenset[str]]]:
 
 
 class RouletteRules(Strict):
-    wheel: Literal["european", "american"]
+    wheel: Literal["european", "american"] = "european"
+    """000 IV: the house's roulette is European (single zero); American (0 and 00, 004's
+    home set) is a house option of the table's configuration."""
     pays: dict[str, Annotated[int, Field(ge=1, le=1000)]] | None = None
 
 
@@ -197,6 +199,9 @@ class RouletteEngine(EngineDefaults):
     rules_model = RouletteRules
     banking: Final = "house"
     equipment: Final = "wheel"
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return ((payload["bet"], payload["amount"]),) if kind == "roulette.bet.v1" else ()
     house_edges = {"roulette-european": "exact enumeration of equally likely pockets",
                    "roulette-american": "exact enumeration of equally likely pockets"}
     demo_tables = (DemoTable("RL", "live"),)

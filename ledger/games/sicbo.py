@@ -154,6 +154,9 @@ class SicBoEngine(EngineDefaults):
     rules_model = SicBoRules
     banking: Final = "house"
     equipment: Final = "dice"
+
+    def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+        return ((payload["bet"], payload["amount"]),) if kind == "sicbo.bet.v1" else ()
     house_edges = {"sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)"}
     demo_tables = (DemoTable("SB", "live"),)
 

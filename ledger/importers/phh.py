@@ -133,7 +133,7 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
     for key in ("min_bet", "small_bet", "big_bet", "bring_in"):
         if hand.get(key):
             rules[key] = _scaled(hand[key], factor)
-    for key in ("rake", "dead_blinds", "odd_chip", "limit_reopen_at_half", "open_pair_big_bet"):
+    for key in ("rake", "dead_blinds", "odd_chip", "limit_reopen_at_half", "open_pair_big_bet", "showdown"):
         if key in hand:  # house options beyond PHH (the ledger's own tests and producers)
             rules[key] = hand[key]
     if decimals:

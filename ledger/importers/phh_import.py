@@ -56,7 +56,8 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
             source = f"{path}#{section}" if section is not None else path
             rid = round_id_for(source, hand)
             try:
-                rules, events, _ = hand_events(hand)
+                # another room's showdown, taken as the history records it (PokerRules.showdown)
+                rules, events, _ = hand_events({"showdown": "as_recorded", **hand})
             except PhhError as exc:
                 results.append({"source": source, "error": str(exc)})
                 continue

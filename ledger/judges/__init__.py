@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ledger.clock import Clock
-from ledger.events import EventError, PackedEvent, SignedEvent
+from ledger.events import EventError, PackedEvent, SignedEvent, event_from_stored
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.kinds import stream_type_of
 from ledger.refs import parse_ref
@@ -48,6 +48,11 @@ class BaseJudge:
         return state
 
     def admit(self, state: Any, ev: SignedEvent, world: World) -> None:
+        return None
+
+    def settle(self, before: Any, after: Any, ev: SignedEvent, world: World) -> None:
+        """At ingest only, once ``ev`` is admitted and stepped: what the event changes
+        beyond its stream (a shoe's card count, ``ledger.judges.shoe``); may refuse it."""
         return None
 
 
@@ -91,6 +96,9 @@ class World:
         run's own ``PackedEvent``, which links back (``before``) to the run's earlier events
         of the stream not yet stored. No other index of the run's events is kept."""
         self.states: dict[str, Any] = {}
+        self.tallies: dict[str, Any] = {}
+        """shoe stream -> its ``ledger.judges.shoe.Tally`` since it was loaded (built from the
+        store on first use, then advanced by every accepted card)."""
 
     def prefetch(self, events: list[PackedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
@@ -160,6 +168,27 @@ class World:
             self.states[stream] = fold(stream, (e for e in stored if before is None or e.seq < before), self)
         return self.states[stream]
 
+    def shoe_tally(self, source: str) -> Any:
+        """The cards dealt from live shoe ``source`` since its last load
+        (``ledger.judges.shoe.Tally``), or None when it is not a loaded shoe: built from
+        the store on first use, then kept (``RoundJudge.settle`` advances it)."""
+        if source in self.tallies:
+            return self.tallies[source]
+        eq = self.state(source)
+        if not source.startswith("shoe:") or eq is None or eq.stage not in ("loaded", "last-hand"):
+            return None
+        from ledger.judges.round import dealt_cards
+        from ledger.judges.shoe import Tally
+
+        tally = Tally(eq.decks, eq.cut_from_back)
+        loads = [r.notification_id for r in self.store.stream_rows(source) if r.kind == "shoe.load.v1"]
+        for row in self.store.rows_of_kind_after("round.open.v1", loads[-1] if loads else 0):
+            opening = event_from_stored(row.state)
+            if opening.payload.get("source") == source:
+                tally.add(opening.stream, dealt_cards(self.store.stream_events(opening.stream), self.store.event_at))
+        self.tallies[source] = tally
+        return tally
+
     def accept(self, ev: PackedEvent) -> None:
         """The chain holds: ``ev`` is the stream's new head (judged after, on its merits)."""
         prior = self.heads.get(ev.stream)
@@ -172,9 +201,10 @@ class World:
         judge = judge_of(ev.stream)
         if judge is None:
             return
-        state = self.state(ev.stream, before=ev.seq)
-        judge.admit(state, ev, self)
-        state = judge.step(state, ev, self)
+        before = self.state(ev.stream, before=ev.seq)
+        judge.admit(before, ev, self)
+        state = judge.step(before, ev, self)
+        judge.settle(before, state, ev, self)
         if judge.keeps_state:  # a stateless judge's streams take no room (a long run touches many accounts)
             self.states[ev.stream] = state
 

@@ -158,6 +158,7 @@ class Equipment:
     defective: bool = False
     stage: str = "new"  # shoe: new | shuffled | cut | loaded | last-hand
     last_round: str | None = None
+    cut_from_back: int = 0  # where the shoe's cut card was placed, cards from the back
     inspected_at: str | None = None  # wheel, dice: time of the last passing inspection
 
 
@@ -224,7 +225,7 @@ def apply(eq: Equipment, ev: SignedEvent, role: str) -> Equipment:
         problem = cut_problem(eq.game or "", eq.decks, p["cut_card_from_back"])
         if problem:
             raise _rule(problem)
-        return replace(eq, stage="cut")
+        return replace(eq, stage="cut", cut_from_back=p["cut_card_from_back"])
     if kind == "shoe.load.v1":
         if eq.stage != "cut":
             raise _rule(f"{eq.stream} is loaded after the cut (000 II 3.3.5), it is {eq.stage}")
@@ -287,6 +288,20 @@ class EquipmentJudge(BaseJudge):
                 raise _rule(f"{rstream} is not a round dealt from {ev.stream}")
             if head is not None and head.kind == "round.close.v1":
                 raise _rule(f"{rstream} is closed: the cut card comes out during a round (000 II 3.5.4)")
+            tally = world.shoe_tally(ev.stream)
+            if tally is not None and tally.passed_in != rstream:
+                raise _rule(f"the cut card, {tally.position} cards in, came out during {tally.passed_in}, not"
+                            f" {rstream} (000 II 3.5.4, derived from the cards dealt)" if tally.passed_in else
+                            f"the cut card is {tally.position} cards in and {tally.dealt} have been dealt from"
+                            f" {ev.stream}: it has not come out (000 II 3.5.4, derived from the cards dealt)")
+
+    def settle(self, before: Equipment | None, after: Equipment, ev: SignedEvent, world: Any) -> None:
+        if ev.kind in ("shoe.shuffle.v1", "shoe.cut.v1"):
+            world.tallies.pop(ev.stream, None)
+        elif ev.kind == "shoe.load.v1":  # a new stack: counted afresh from here
+            from ledger.judges.shoe import Tally
+
+            world.tallies[ev.stream] = Tally(after.decks, after.cut_from_back)
 
 
 register_judge(EquipmentJudge())

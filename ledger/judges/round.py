@@ -17,17 +17,22 @@ round's "void" close may follow it, and a round closes "void" only after one.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
+
+from pydantic import BaseModel
 
 from ledger.events import EventError, SignedEvent
 from ledger.games import ENGINES, Engine, RuleViolation
 from ledger.judges import BaseJudge, World, register_judge
 from ledger.judges.equipment import equipment_for, ready_problem
+from ledger.judges.penalty import FINES
 from ledger.judges.ruling import HOLD, cited_events, rule_on
-from ledger.judges.table import is_open
+from ledger.judges.table import TableState
+from ledger.refs import event_ref
 from ledger.rng import first_difference
-from ledger.timeutil import parse_utc
+from ledger.timeutil import gaming_day, parse_utc
 
 
 @dataclass(frozen=True)
@@ -45,16 +50,103 @@ class RoundState:
     disconnected: str | None = None  # when a player dropped out of an online casino round (000)
     closed: str | None = None  # the status it closed with, once closed
     table: str = ""  # the table its round.open names (where the round is, for key scopes: ledger.scope)
+    limits: tuple[tuple[str, int, int], ...] = ()  # the table's (bet type, min, max), from its configuration
 
 
-def open_round(ev: SignedEvent) -> RoundState:
+CONFIG_KINDS = ("table.open.v1", "table.config.v1")
+LIMITS_RULE = "000 II 2.1.7, III 1.3(a), IV 2.1.4-5: every bet within the table's minimum and maximum"
+
+
+def config_of(open_ev: SignedEvent, event_at: Callable[[str, int], Any]) -> dict[str, Any] | None:
+    """The table configuration a round is played by: the one its ``round.open`` cites
+    (``config``: the seq of the table's ``table.open`` or ``table.config``), read with
+    ``event_at(stream, seq)``; None when it cites none (the game's defaults)."""
+    seq = open_ev.payload.get("config")
+    if seq is None:
+        return None
+    stream = f"table:{open_ev.payload['table']}"
+    ev = event_at(stream, seq)
+    if ev is None or ev.kind not in CONFIG_KINDS or ev.payload.get("config") is None:
+        raise RuleViolation(f"round.open cites {stream} seq {seq}, which is not a table configuration")
+    config: dict[str, Any] = ev.payload["config"]
+    return config
+
+
+def played_rules(config: dict[str, Any] | None, rules: dict[str, Any]) -> dict[str, Any]:
+    """The house options a round is played by: the table's configuration, with the keys
+    the round states itself (checked at ingest by ``bind_rules``)."""
+    return {**(config or {}).get("rules", {}), **rules}
+
+
+def bind_rules(engine: Engine, config: dict[str, Any] | None, rules: dict[str, Any]) -> None:
+    """A round's ``rules`` against its table's configuration (issue 15 point 1): a house
+    option is the floor's, set on the table (``table.open`` / ``table.config``), never the
+    round producer's. A round may state an option only if the game makes it the round's
+    (``Engine.round_keys``: who plays, their stacks), the configuration lets rounds set it
+    (``round_options``), or it restates the configuration's value, or (where the
+    configuration sets nothing) the game's default, which is the seed's rule. At a table
+    with no configuration, an option the game has no default for (poker's variant and
+    stakes: ``Engine.unset_keys``) is the round's to name; a configured table sets them."""
+    cfg = config or {}
+    fixed = cfg.get("rules", {})
+    free = engine.round_keys | set(cfg.get("round_options", ())) | (engine.unset_keys if config is None else set())
+    fields = engine.rules_model.model_fields
+    for key, value in rules.items():
+        if key in free:
+            continue
+        if key in fixed:
+            if value != fixed[key]:
+                raise RuleViolation(f"the round sets {key} = {value!r}, but the table's configuration says"
+                                    f" {fixed[key]!r}: house options are set by the floor on the table")
+            continue
+        info = fields.get(key)
+        if info is None or info.is_required():
+            continue  # an unknown key is the rules model's to refuse; a required one has no default
+        default = info.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):
+            default = default.model_dump()
+        if value != default:
+            raise RuleViolation(f"the round sets {key} = {value!r}; the table's configuration does not set it, so"
+                                f" the game's default {default!r} applies (house options are set by the floor on"
+                                " the table: table.open or table.config)")
+
+
+def open_round(ev: SignedEvent, config: dict[str, Any] | None = None) -> RoundState:
+    """A round's state at its ``round.open``, played by ``config`` (``config_of``)."""
     game = ev.payload["game"]
     engine = ENGINES.get(game)
-    st = engine.start(ev.payload["rules"]) if engine else None
+    st = engine.start(played_rules(config, ev.payload["rules"])) if engine else None
     rng = ev.payload.get("source") == "rng"
     if rng and engine is None:
         raise RuleViolation(f"{game} has no engine, so its draws cannot be derived from an RNG seed")
-    return RoundState(ev.stream, game, engine, st, rng=rng, table=ev.payload["table"])
+    limits = tuple((t, v["min"], v["max"]) for t, v in sorted((config or {}).get("limits", {}).items()))
+    return RoundState(ev.stream, game, engine, st, rng=rng, table=ev.payload["table"], limits=limits)
+
+
+def check_limits(rs: RoundState, kind: str, p: dict[str, Any]) -> None:
+    """Every bet within the table's minimum and maximum for its type (``LIMITS_RULE``)."""
+    assert rs.engine is not None
+    for bet_type, amount in rs.engine.stakes(kind, p):
+        limit = next((lim for lim in rs.limits if lim[0] == bet_type), None) or next(
+            (lim for lim in rs.limits if lim[0] == "*"), None)
+        if limit is not None and not limit[1] <= amount <= limit[2]:
+            raise RuleViolation(f"a {bet_type} bet of {amount} is outside the table's limits {limit[1]}-{limit[2]}"
+                                f" ({LIMITS_RULE})")
+
+
+def check_cards(rs: RoundState, st: Any) -> None:
+    """No card is dealt more often than the decks the round is dealt from hold (000 II
+    1.3.1, III 1.5(d): 8 decks of 52; one deck for poker and High Card Flush)."""
+    assert rs.engine is not None
+    spec, cards, _ = rs.engine.draws(st)
+    if not spec or spec[0] != "cards":
+        return
+    _, before, _ = rs.engine.draws(rs.st)
+    decks = spec[1]
+    for card in cards[len(before):]:
+        if card != "??" and cards.count(card) > decks:
+            raise RuleViolation(f"{card} is dealt {cards.count(card)} times in this round, but the {decks}-deck"
+                                f" {'shoe' if decks > 1 else 'deck'} holds {decks} (000 II 1.3.1, III 1.5(d))")
 
 
 def step(rs: RoundState, ev: SignedEvent) -> RoundState:
@@ -112,24 +204,45 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
         raise RuleViolation(f"{kind} is not an event of a {rs.game} round")
     if rs.rng and rs.commitment is None:
         raise RuleViolation("in a round dealt by RNG nothing of the game comes before the RNG's commitment")
-    return replace(rs, st=rs.engine.apply(rs.st, kind, p), game_events=rs.game_events + 1)
+    if rs.limits:
+        check_limits(rs, kind, p)
+    st = rs.engine.apply(rs.st, kind, p)
+    if "card" in p or "cards" in p:
+        check_cards(rs, st)
+    return replace(rs, st=st, game_events=rs.game_events + 1)
 
 
-def walk(events: list[SignedEvent]) -> tuple[RoundState | None, list[tuple[int, EventError]]]:
+def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None = None
+         ) -> tuple[RoundState | None, list[tuple[int, EventError]]]:
     """A stored round's events, round.open first, walked in order: the state after the
     last event the rules accept, and every (seq, refusal) on the way. For readers of
-    stored rounds (evidence, reconciliation, views); ingest refuses at the first."""
+    stored rounds (evidence, reconciliation, views); ingest refuses at the first.
+    ``event_at(stream, seq)`` reads the table configuration the round cites (``config_of``);
+    a round that cites one cannot be walked without it."""
     rs: RoundState | None = None
     refused: list[tuple[int, EventError]] = []
     for ev in events:
         try:
             if ev.kind == "round.open.v1":
-                rs = open_round(ev)
+                rs = open_round(ev, config_of(ev, event_at or _no_table))
             elif rs is not None:
                 rs = step(rs, ev)
         except EventError as exc:
             refused.append((ev.seq, exc))
     return rs, refused
+
+
+def dealt_cards(events: list[SignedEvent], event_at: Callable[[str, int], Any]) -> list[str]:
+    """The cards a stored round dealt, in order (its engine's draws), for a shoe's count."""
+    rs, _ = walk(events, event_at)
+    if rs is None or rs.engine is None:
+        return []
+    spec, cards, _ = rs.engine.draws(rs.st)
+    return list(cards) if spec and spec[0] == "cards" else []
+
+
+def _no_table(stream: str, seq: int) -> None:
+    return None
 
 
 def derived_draws(rs: RoundState) -> dict[str, Any] | None:
@@ -156,10 +269,36 @@ class RoundJudge(BaseJudge):
 
     def step(self, state: RoundState | None, ev: SignedEvent, world: World) -> RoundState:
         if ev.kind == "round.open.v1":
-            return open_round(ev)
+            return open_round(ev, config_of(ev, world.event_at))
         if state is None:  # its round.open is in this batch and was refused
             raise RuleViolation(f"{ev.stream} has no accepted round.open")
         return step(state, ev)
+
+    def settle(self, before: RoundState | None, after: RoundState, ev: SignedEvent, world: World) -> None:
+        """A card dealt from a live shoe counts in the shoe's tally across its rounds
+        (``ledger.judges.shoe``); the round opened from it must not follow an unrecorded cut card."""
+        source = world.event_at(ev.stream, 1).payload.get("source") if ev.kind != "round.open.v1" else \
+            ev.payload.get("source")
+        if not isinstance(source, str) or not source.startswith("shoe:"):
+            return
+        tally = world.shoe_tally(source)
+        if tally is None:
+            return
+        if ev.kind == "round.open.v1":
+            eq = world.state(source)
+            if tally.passed_in is not None and eq is not None and eq.stage == "loaded":
+                raise RuleViolation(f"the cut card of {source} came out during {tally.passed_in} (the cards in front of"
+                                    f" it, {tally.position}, are dealt) and no shoe.cut_card.v1 records it: no"
+                                    " further round is dealt from the shoe (000 II 3.5.4, 3.2.2)")
+            return
+        if before is None or after.engine is None or not ("card" in ev.payload or "cards" in ev.payload):
+            return
+        spec, cards, _ = after.engine.draws(after.st)
+        if not spec or spec[0] != "cards":
+            return
+        new = list(cards[len(after.engine.draws(before.st)[1]):])
+        tally.check(ev.stream, new)
+        tally.add(ev.stream, new)
 
     def admit(self, state: RoundState | None, ev: SignedEvent, world: World) -> None:
         ident = ev.stream.partition(":")[2]
@@ -174,15 +313,58 @@ class RoundJudge(BaseJudge):
             if ev.seq != 1:
                 raise EventError("rule", f"round {ident} is already open")
             table = ev.payload["table"]
-            table_head = world.head(f"table:{table}")
-            if not is_open(table_head):
+            ts: TableState | None = world.state(f"table:{table}")
+            if ts is None or not ts.open:
                 raise EventError("rule", f"table {table} is not open")
-            assert table_head is not None
-            if table_head.payload["game"] != ev.payload["game"]:
-                raise EventError("rule", f"table {table} deals {table_head.payload['game']}, not {ev.payload['game']}")
-            check_source(ev, table_head, world)
+            opening = ts.opening
+            if opening.payload["game"] != ev.payload["game"]:
+                raise EventError("rule", f"table {table} deals {opening.payload['game']}, not {ev.payload['game']}")
+            check_config(ev, ts, world.role_of(ev) == "importer")
+            check_source(ev, opening, world)
         if ev.kind == "ruling.v1":
             cited_events(ev, world)
+        players = ev.payload["rules"].get("players", ()) if ev.kind == "round.open.v1" else (
+            (ev.payload["player"],) if isinstance(ev.payload.get("player"), str) else ())
+        if players:
+            table = ev.payload["table"] if ev.kind == "round.open.v1" else (state.table if state else "")
+            check_not_sent_away(players, table, ev.at, world)
+
+
+def check_not_sent_away(players: Any, table: str, at: str, world: World) -> None:
+    """001 反則行為 ②③ (exposing hand information, interfering): the fined player is forced
+    to leave the table and plays no further hand there that gaming day (the penalty names
+    the table: ``ledger.judges.penalty``)."""
+    for player in players:
+        for pen in world.state(f"penalty:{player}") or ():
+            if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
+                    and gaming_day(pen.at) == gaming_day(at) and pen.at <= at):
+                raise RuleViolation(f"{player} was sent away from table {table} by the {pen.payload['offence']}"
+                                    f" penalty {event_ref(pen.stream, pen.seq)} (001 反則行為): no further hand"
+                                    " there this gaming day")
+
+
+def check_config(ev: SignedEvent, ts: TableState, imported: bool) -> None:
+    """round.open cites the table's configuration in force (``TableState.config_seq``) and
+    its rules agree with it (``bind_rules``) and with the seed's bounds (the engine's
+    ``seed_problem``). A round the importer signs replays another room's hand history,
+    whose rules are the history's own: it is bound only to the configuration it cites."""
+    table = ev.payload["table"]
+    cited = ev.payload.get("config")
+    if cited != ts.config_seq:
+        raise RuleViolation(f"table {table}'s configuration in force is seq {ts.config_seq} of table:{table}: the"
+                            f" round cites {cited}" if ts.config_seq is not None else
+                            f"table {table} has no configuration event: the round cites none (it cites seq {cited})")
+    engine = ENGINES.get(ev.payload["game"])
+    if engine is None or imported:
+        return
+    rules = ev.payload["rules"]
+    bind_rules(engine, ts.config, rules)
+    played = played_rules(ts.config, rules)
+    problem = engine.seed_problem(played, ts.opening.payload["seats"])
+    if problem is None and ts.config is not None:
+        problem = engine.structure_problem(ts.config, played)
+    if problem:
+        raise RuleViolation(problem)
 
 
 def check_source(ev: SignedEvent, table_open: SignedEvent, world: World) -> None:

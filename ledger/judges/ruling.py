@@ -148,8 +148,16 @@ def cited_events(ev: Any, world: Any) -> list[Any]:
         if found is None:
             raise RuleViolation(f"the ruling acts on {ref}, which is not in the ledger")
         cited.append(found)
-    if ev.payload.get("effect") == "rollback" and not any(c.kind == "incident.server_crash.v1" for c in cited):
-        raise RuleViolation("a rollback cites the incident.server_crash.v1 event it follows (000 refund policy)")
+    if ev.payload.get("effect") == "rollback":
+        crashes = [c for c in cited if c.kind == "incident.server_crash.v1"]
+        if not crashes:
+            raise RuleViolation("a rollback cites the incident.server_crash.v1 event it follows (000 refund policy)")
+        opening = world.event_at(ev.stream, 1)
+        started = min(parse_utc(c.payload["started"]) for c in crashes)
+        if opening is not None and parse_utc(opening.at) > started:
+            raise RuleViolation(f"{ev.stream} opened at {opening.at}, after the crash began at"
+                                f" {min(c.payload['started'] for c in crashes)}: only hands in progress at the crash"
+                                " are rolled back (000 refund policy)")
     return cited
 
 

@@ -169,7 +169,8 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     tables: dict[str, tuple[Engine, DemoTable]] = {t.code: (engine, t) for engine in ENGINES.values()
                                                    for t in engine.demo_tables}
     for code, (engine, t) in tables.items():
-        payload: dict[str, Any] = {"game": engine.game, "seats": 9, "currency": "EUR"}
+        # the floor configures each table (issue 15 point 1); every round cites it (seq 1)
+        payload: dict[str, Any] = {"game": engine.game, "seats": 9, "currency": "EUR", "config": t.config}
         if t.dealing:
             payload["dealing"] = t.dealing
         b.add(who["floor"], f"table:{tag}-{code}", "table.open.v1", payload)
@@ -202,13 +203,20 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     say("dealing the night")
     rounds: list[str] = []
     codes = list(tables)
+    config_seq = dict.fromkeys(codes, 1)  # the table event whose configuration each table's rounds cite
     for n in range(hands):
         code = codes[n % len(codes)]
         engine, t = tables[code]
+        for c, (_, tc) in tables.items() if n == hands // 2 else ():  # mid-night the floor raises the maximums
+            if tc.config.get("limits"):
+                raised = {bet: {"min": lim["min"], "max": lim["max"] * 2} for bet, lim in tc.config["limits"].items()}
+                b.add(who["floor"], f"table:{tag}-{c}", "table.config.v1",
+                      {"config": {**tc.config, "limits": raised}, "reason": "the floor raises the table maximum"})
+                config_seq[c] = 2
         rid = f"round:{tag}-{code}-{n:06d}"
         table = f"{tag}-{code}"
         seated = rng.sample(players, rng.randint(*t.players))
-        opening: dict[str, Any] = {"table": table, "game": engine.game}
+        opening: dict[str, Any] = {"table": table, "game": engine.game, "config": config_seq[code]}
         signer = who[t.signer]
         shoe = shoes.get(code)
         secret = b""
@@ -262,7 +270,8 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
         rules, events = random_hand(rng, ["C-DUMP", "C-RECV", "C-THIRD"], [20_000, 20_000, 20_000], dump=(0, 1))
         money = round_nets("poker", rules, events)
         chips.cover(f"{tag}-PK", money)
-        b.add(who["game"], rid, "round.open.v1", {"table": f"{tag}-PK", "game": "poker", "rules": rules})
+        b.add(who["game"], rid, "round.open.v1", {"table": f"{tag}-PK", "game": "poker", "rules": rules,
+                                                  "config": 1})
         for kind, payload in events:
             b.add(who["game"], rid, kind, payload)
         b.add(who["game"], rid, "round.close.v1", {"status": "complete"})

@@ -46,7 +46,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     rules, events = poker_hand(random.Random(rng.random()), seated, [10_000] * 4)
     dealt = [e for e in events if e[0] != "poker.action.v1"][: 2 + 4]  # the blinds and the four hole-card deals
     rid = f"round:{tag}-PK-misdeal"
-    opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules}
+    opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules, "config": 1}
     _add_round(b, game, rid, opening, dealt)
     rulings.append(_ruling(b, floor, rid, "misdeal", "002 TDA 34 A", [event_ref(rid, len(dealt) + 1)],
                            "the first card went to the wrong seat", redeal=f"{tag}-PK-redeal"))
@@ -59,7 +59,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     rid = f"round:{tag}-BAC-void"
     coup = coup_events([(p, "banker", 1000) for p in rng.sample(players, 3)], shoe)
     cards = [i for i, (k, _) in enumerate(coup) if k == "baccarat.card.v1"]
-    _add_round(b, who["dealer"], rid, {"table": f"{tag}-BAC", "game": "baccarat", "rules": {},
+    _add_round(b, who["dealer"], rid, {"table": f"{tag}-BAC", "game": "baccarat", "rules": {}, "config": 1,
                                        "source": f"shoe:{tag}-BAC"}, coup[: cards[2] + 1])
     rulings.append(_ruling(b, floor, rid, "void", "000 II 2.1.8", [event_ref(rid, cards[2] + 2)],
                            "the shoe's card reader failed: a system malfunction voids all pays and plays"))

@@ -260,6 +260,10 @@ class Store:
         """Every stored event of one kind, in notification order (a scan in the database)."""
         return self._rows_where("topic = ?", (kind,))
 
+    def rows_of_kind_after(self, kind: str, after: int) -> list[Row]:
+        """Stored events of one kind with notification ids above ``after``, in order."""
+        return self._rows_where("topic = ? AND {id} > ?", (kind, after))
+
     def stream_rows(self, stream: str) -> list[Row]:
         """One stream's rows with their notification ids, in notification order."""
         return self._rows_where("originator_id = ?", (stream,))

@@ -139,6 +139,8 @@ class Night:
             except RuleViolation:  # the engine plays no such round (too few players): nothing to send
                 return b
             rid = f"round:{a[0]}-{self.n}"
+            engine = ENGINES[a[1]]  # a demo table's own options are its floor's: here the game's defaults apply
+            rules = {k: v for k, v in rules.items() if k in engine.round_keys | engine.unset_keys}
             b.add(self.game, rid, "round.open.v1", {"table": a[0], "game": a[1], "rules": rules})
             for k, p in events:
                 b.add(self.game, rid, k, p)

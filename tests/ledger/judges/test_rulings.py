@@ -45,9 +45,12 @@ class Room:
     def refused(self, b: BatchBuilder) -> str:
         return refused(self.ledger.store, b)
 
-    def poker_table(self, b: BatchBuilder, table: str = "PK") -> None:
+    def poker_table(self, b: BatchBuilder, table: str = "PK", seats: int = 9, config: dict | None = None) -> None:  # type: ignore[type-arg]
         """The table, and each player's chips there, issued by the cage (projections.table_chips)."""
-        b.add(self.game, f"table:{table}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
+        opening: dict[str, Any] = {"game": "poker", "seats": seats, "currency": "EUR"}
+        if config is not None:
+            opening["config"] = config
+        b.add(self.floor if config else self.game, f"table:{table}", "table.open.v1", opening)
         for player in PLAYERS:
             b.add(self.cage, f"account:{player}", "cash.deposit.v1",
                   {"amount": 1_000_000, "currency": "EUR", "method": "cash", "reference": f"{table}-{player}"})
@@ -365,12 +368,12 @@ def test_a_fold_out_of_turn_always_binds_TDA_38(ledger) -> None:  # type: ignore
 def test_dealing_miss_on_third_street_pays_each_player_a_big_bet_001(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b)
+    room.poker_table(b, seats=7, config=STUD_TABLE)
     hand = {"variant": "F7S", "antes": [5] * 3, "bring_in": 10, "small_bet": 20, "big_bet": 40,
             "starting_stacks": [1_000] * 3, "players": PLAYERS[:3],
             "actions": ["d dh p1 ????7c", "d dh p2 ????Kd", "d dh p3 ????2h"]}
     rules, events, _ = hand_events(hand, complete=False)
-    add_round(b, room.game, "round:S-1", "PK", "poker", events, rules=rules, close=False)
+    add_round(b, room.game, "round:S-1", "PK", "poker", events, rules=rules, close=False, config=1)
     room.store(b)
     b = room.batch()
     room.ruling(b, "round:S-1", "dealing_miss", "001 dealing-miss handling 1", ["round:S-1#5"], case="third_street",
@@ -428,15 +431,17 @@ def test_a_player_out_of_clock_and_time_bank_is_folded_000_time_bank_policy(ledg
     assert _in_hand(ledger) == [True, False, True]
 
 
-def test_a_timeout_with_nothing_to_call_checks_000(ledger) -> None:  # type: ignore[no-untyped-def]
+def test_a_timeout_with_nothing_to_call_folds_the_hand_000_time_limit(ledger) -> None:  # type: ignore[no-untyped-def]
+    """000 play time limit: "そのハンドが自動的にフォールドされ" — folded even when a check
+    was free (issue 15 point 7)."""
     room = Room(ledger)
     b = room.batch()
     room.poker_table(b)
     _three_handed_flop(room, b, rules_extra={"action_clock_s": 30})
-    b.add(room.game, "round:H-1", "poker.timeout.v1", {"seat": 1, "waited_s": 31})  # checked for them
+    b.add(room.game, "round:H-1", "poker.timeout.v1", {"seat": 1, "waited_s": 31})  # folded for them
     _act(room, b, 2, "check")
     room.store(b)
-    assert _in_hand(ledger) == [True, True, True]
+    assert _in_hand(ledger) == [False, True, True]
 
 
 def _in_hand(ledger) -> list[bool]:  # type: ignore[no-untyped-def]
@@ -485,6 +490,11 @@ def test_a_disconnected_round_resumed_within_24h_completes_000_casino(ledger) ->
 
 # --- 001 flying action (stud) --------------------------------------------------------------
 
+STUD_TABLE = {"rules": {"variant": "F7S", "small_bet": 20, "big_bet": 40, "bring_in": 10, "bring_in_percent": 50},
+              "ante": 5}
+"""A seven-card stud table (7 seats, 001 座席数) whose floor set the bring-in at 50% of the
+small bet, a house option (001's own is 40%)."""
+
 def _stud_third_street(room: Room, b: BatchBuilder) -> None:
     """Three-handed seven-card stud: antes 5, bring-in 10, bets 20/40. CAT (2h up) brings
     in; ANN is to act, BOB after her."""
@@ -492,7 +502,7 @@ def _stud_third_street(room: Room, b: BatchBuilder) -> None:
             "starting_stacks": [1_000] * 3, "players": PLAYERS[:3],
             "actions": ["d dh p1 AsKs7c", "d dh p2 QdQh9d", "d dh p3 3c4c2h", "p3 pb"]}
     rules, events, _ = hand_events(hand, complete=False)
-    add_round(b, room.game, "round:S-1", "PK", "poker", events, rules=rules, close=False)
+    add_round(b, room.game, "round:S-1", "PK", "poker", events, rules=rules, close=False, config=1)
 
 
 def _flying(room: Room, b: BatchBuilder, action: str, chips: int, to: int | None = None) -> None:
@@ -511,7 +521,7 @@ def _stud(ledger) -> Any:  # type: ignore[no-untyped-def]
 def test_a_flying_call_still_valid_stands_as_made_001_alpha(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b)
+    room.poker_table(b, seats=7, config=STUD_TABLE)
     _stud_third_street(room, b)
     _flying(room, b, "call", 10)  # BOB calls the bring-in before ANN has acted
     _act(room, b, 1, "call", rid="round:S-1")  # ANN calls: the action to BOB has not changed
@@ -527,7 +537,7 @@ def test_a_flying_call_still_valid_stands_as_made_001_alpha(ledger) -> None:  # 
 def test_a_flying_call_no_longer_valid_folded_leaves_its_chips_in_the_pot_001_beta(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b)
+    room.poker_table(b, seats=7, config=STUD_TABLE)
     _stud_third_street(room, b)
     _flying(room, b, "call", 10)
     _act(room, b, 1, "complete", 20, rid="round:S-1")  # ANN completes: the flying call is no longer valid
@@ -539,7 +549,7 @@ def test_a_flying_call_no_longer_valid_folded_leaves_its_chips_in_the_pot_001_be
 def test_a_flying_check_pays_the_big_bet_then_only_calls_or_folds_001_beta(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b)
+    room.poker_table(b, seats=7, config=STUD_TABLE)
     _stud_third_street(room, b)
     _flying(room, b, "check", 0)  # there is a bring-in to call: a check is not valid at BOB's turn
     _act(room, b, 1, "call", rid="round:S-1")
@@ -556,7 +566,7 @@ def test_a_flying_check_pays_the_big_bet_then_only_calls_or_folds_001_beta(ledge
 def test_a_flying_all_in_is_void_and_folds_half_the_chips_back_001(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b)
+    room.poker_table(b, seats=7, config=STUD_TABLE)
     _stud_third_street(room, b)
     _flying(room, b, "all_in", 995)
     room.store(b)
@@ -567,7 +577,7 @@ def test_a_flying_all_in_is_void_and_folds_half_the_chips_back_001(ledger) -> No
 def test_a_third_flying_action_folds_the_hand_001(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b)
+    room.poker_table(b, seats=7, config=STUD_TABLE)
     _stud_third_street(room, b)
     for _ in range(2):
         _flying(room, b, "call", 10)
