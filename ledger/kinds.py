@@ -174,6 +174,11 @@ class ChipsCount(Strict):
 
 # --- tables and rounds -------------------------------------------------------------
 
+BetType = Annotated[str, Field(pattern=r"^(\*|[A-Za-z0-9._~@/+-]{1,160})$")]
+"""A bet type's name in the game's own terms (``banker``, ``straight``, ``main``), or
+``*`` for every type the configuration does not name."""
+
+
 class Limit(Strict):
     """A table's minimum and maximum for one bet type, in minor units (000 II 2.1.7,
     III 1.3(a), IV 2.1.4-5: bets within the table's posted limits)."""
@@ -199,7 +204,7 @@ class TableConfig(Strict):
 
     rules: JsonObject = Field(default_factory=dict)
     round_options: Annotated[list[Ident], Field(max_length=64)] = Field(default_factory=list)
-    limits: Annotated[dict[Ident, Limit], Field(max_length=64)] = Field(default_factory=dict)
+    limits: Annotated[dict[BetType, Limit], Field(max_length=64)] = Field(default_factory=dict)
     blinds: Annotated[list[Amount], Field(min_length=2, max_length=2)] | None = None
     ante: Amount | None = None
 

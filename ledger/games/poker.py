@@ -193,11 +193,13 @@ class PokerRules(Strict):
     """For imported histories: the decimal unit one integer stands for (e.g. "0.01")."""
     timeout: Literal["fold", "check_or_fold"] = "fold"
     """What the clock running out does (``poker.timeout.v1``): 000 folds the hand."""
-    showdown: Literal["tda", "as_recorded"] = "tda"
-    """"tda": the showdown order (TDA 16: the last aggressor of the final betting round
-    first, else the first seat left of the button) and all-in hands tabled (TDA 15; 001
-    ⑨) are enforced; "as_recorded": imported hand histories, whose showdown happened in
-    another room and is taken as the history records it."""
+    showdown: Literal["tda", "button_left", "as_recorded"] = "tda"
+    """"tda" (the default): the showdown order of TDA 16 and of 001 ⑨'s "world rules" (the
+    last aggressor of the final betting round first, else the first seat left of the
+    button) and all-in hands tabled (TDA 15; 001 ⑨) are enforced; "button_left": 001 ⑨'s
+    LOJ rule, the first seat left of the button shows first whoever bet, all-in hands
+    tabled too (a house option); "as_recorded": imported hand histories, whose showdown
+    happened in another room and is taken as the history records it."""
     bring_in_percent: Annotated[int, Field(ge=1, le=100)] = 40
     """Stud: the bring-in as a percentage of the small bet (001 ブリングイン: 40%)."""
 
@@ -519,7 +521,7 @@ def _begin_showdown(st: PokerState) -> None:
     each street dealt in the runout, for hands not yet face up (pokerkit's runout)."""
     st.phase = "showdown"
     order = deque(range(st.n))
-    if st.opener is not None:
+    if st.opener is not None and st.rules.showdown != "button_left":
         order.rotate(-st.opener)
     st.showdown_order = deque(i for i in order if st.in_hand[i] and not _face_up(st, i))
     _showdown_progress(st)
@@ -903,15 +905,15 @@ def _show(st: PokerState, seat: int, cards: list[str]) -> None:
         raise RuleViolation(f"no showdown now (the hand is in its {st.phase} phase)")
     if i not in st.showdown_order:
         raise RuleViolation(f"seat {seat} has no hand to show or muck")
-    if st.rules.showdown == "tda":
+    if st.rules.showdown != "as_recorded":
         all_in = st.all_in or any(st.in_hand[j] and not st.stacks[j] for j in range(st.n))
         if not cards and all_in:
             raise RuleViolation(f"seat {seat} may not muck: when a player is all-in and the betting is over every"
                                 " hand is tabled (TDA 15; 001 ⑨ オールインプレイヤーは強制的にオープン)")
         if not all_in and i != st.showdown_order[0]:
-            raise RuleViolation(f"seat {st.showdown_order[0] + 1} shows (or mucks) first, not seat {seat}: the last"
-                                " aggressor of the final betting round, else the first seat left of the button"
-                                " (TDA 16; 001 ⑨)")
+            raise RuleViolation(f"seat {st.showdown_order[0] + 1} shows (or mucks) first, not seat {seat}: " + (
+                "the first seat left of the button (001 ⑨, LOJ rule)" if st.rules.showdown == "button_left" else
+                "the last aggressor of the final betting round, else the first seat left of the button (TDA 16; 001 ⑨)"))
     if cards:
         held = st.hole[i]
         if len(cards) != len(held):

@@ -21,7 +21,9 @@ Money, in integer minor units of the tournament's currency:
   button's left finishes higher;
 - bounties (000 "bounty policy"): a knocked-out entry's bounty goes to whoever won the
   pot that knocked it out, split equally between players who chopped it (rounded down);
-  the winner keeps their own; all are paid when the tournament ends;
+  the winner keeps their own; they are paid when the tournament ends, and only to a player
+  who reaches a paid place ("バブルがはじけた時点で初めて授与": a player knocked out before
+  the bubble bursts forfeits what they won);
 - a deal (000 "deal-making policy"): all remaining players agree how to share the
   prize money still to be paid; the shares must add up to exactly that;
 - staking (000 "staking policy"): before the start a player sells a share (basis points)
@@ -298,7 +300,7 @@ def apply(t: Tournament, kind: str, p: dict[str, Any], lookup: Any = None) -> To
         return replace(t, deal=dict(p["shares"]))
     if kind in ("tournament.finish.v1", "tournament.cancel.v1"):
         cancel = kind == "tournament.cancel.v1"
-        if not cancel and t.deal is None and len(t.active) != 1:
+        if not cancel and t.deal is None and len(t.active) != 1 and not _all_left_win_alike(t):
             raise RuleViolation(f"{len(t.active)} players remain: the tournament is not over (or make a deal)")
         if cancel and t.phase == "running" and set(p.get("stacks") or {}) != set(t.active):
             raise RuleViolation("a cancellation counts the chips of every remaining player")
@@ -404,6 +406,16 @@ def _eliminate(t: Tournament, p: dict[str, Any]) -> Tournament:
                    bounties_won=t.bounties_won + tuple(won), seating=tuple(s for s in t.seating if s[0] not in out))
 
 
+def _all_left_win_alike(t: Tournament) -> bool:
+    """000 tournament rules: a tournament may end when every player left wins the same
+    prize ("サテライトトーナメントで同じ賞品が5つ与えられる場合、5人のプレイヤーが残った
+    時点で終了する"): the remaining players fill paid places of equal value."""
+    n = len(t.active)
+    amounts = place_amounts(prize_pool(t), t.rules["payouts_bp"], len(finishing_order(t)))
+    top = amounts[:n]
+    return n >= 1 and len(top) == n and top[0] > 0 and len(set(top)) == 1
+
+
 def finishing_order(t: Tournament) -> list[str]:
     """Players best first: those still in (the winner), then each player's last
     knock-out, the latest first, within a hand in the order of the rules."""
@@ -507,7 +519,14 @@ def settle(t: Tournament, cancelled: bool, stacks: dict[str, int], lookup: Any =
                     seats[player] = recorded_seats.get(player, "seat")
                 else:
                     seats[player] = "tdollars" if target and player in {e[0] for e in target.entries} else "seat"
+    # 000 bounty policy: what a player wins in bounties is awarded only once the bubble bursts
+    # (the player reaches a paid place); a player knocked out before it forfeits them
+    before_bubble = set(order[len(r["payouts_bp"]):]) if case is None else set()
+    forfeited = 0
     for winner, amount in t.bounties_won:
+        if winner in before_bubble:
+            forfeited += amount
+            continue
         bounty_paid[winner] = bounty_paid.get(winner, 0) + amount
     paid: dict[str, int] = {}
 
@@ -529,7 +548,7 @@ def settle(t: Tournament, cancelled: bool, stacks: dict[str, int], lookup: Any =
     # T$ worth the target's buy-in less its fee: its prize-pool part (000: "$100 = $90 + $10 fee -> T$90")
     tdollars = {p: r["seat_value"] for p, kind in seats.items() if kind == "tdollars"}
     bounty_pool = r.get("bounty", 0) * t.heads()
-    forfeited = r.get("bounty", 0) * len(t.disqualified)  # TDA 58 D: a disqualified player's bounty leaves too
+    forfeited += r.get("bounty", 0) * len(t.disqualified)  # TDA 58 D: a disqualified player's bounty leaves too
     return {"case": case, "forfeited_bounties": forfeited, "prize_pool": pool, "overlay": max(0, pool - r["buy_in"] * len(t.entries)),
             "prizes": prize, "refunds": refund, "fee_refunds": fee_refund, "bounties": bounty_paid,
             "staking": staking, "seats": seats, "tdollars": tdollars, "paid": paid, "bounty_pool": bounty_pool,

@@ -3,6 +3,7 @@ wheel and dice inspection, from 000_c28081091adb3e2e.txt II 3.1-3.5, III 3.1-3.3
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -66,12 +67,13 @@ def prepare(shoe: str = "shoe:S1", cut: int = 7) -> list[tuple[str, str, str, di
             ("dealer", shoe, "shoe.load.v1", {"video": VIDEO})]
 
 
-def coup(rid: str, source: str | None = "shoe:S1", table: str = "LB") -> list[tuple[str, str, str, dict[str, Any]]]:
+def coup(rid: str, source: str | None = "shoe:S1", table: str = "LB", cards: Any = None
+         ) -> list[tuple[str, str, str, dict[str, Any]]]:
     opening: dict[str, Any] = {"table": table, "game": "baccarat", "rules": {}}
     if source is not None:
         opening["source"] = source
     out = [("dealer", rid, "round.open.v1", opening)]
-    out += [("dealer", rid, k, p) for k, p in coup_events([("p1", "player", 100)], iter(deck() * 8))]
+    out += [("dealer", rid, k, p) for k, p in coup_events([("p1", "player", 100)], cards or iter(deck() * 8))]
     return out + [("dealer", rid, "round.close.v1", {"status": "complete"})]
 
 
@@ -102,10 +104,20 @@ def test_cut_card_in_the_4th_deck_from_the_back_in_blackjack_000_III_3_3_1(ledge
 
 def test_no_round_after_the_cut_cards_last_hand_until_reshuffled_000_II_3_5_4(ledger, live) -> None:  # type: ignore[no-untyped-def]
     _ok(ledger, live, inspect() + prepare())
-    r1 = coup("round:LB-1")
-    _ok(ledger, live, r1[:-1] + [("dealer", "shoe:S1", "shoe.cut_card.v1", {"round": "LB-1"})] + r1[-1:])
-    _refused(ledger, live, coup("round:LB-2"), "past its cut card: round LB-1 was the last hand before the shuffle")
-    _ok(ledger, live, prepare() + coup("round:LB-2"))  # 000 II 3.2.2: reshuffle, cut, load
+    stack = [c for _ in range(8) for c in deck()]
+    random.Random(3).shuffle(stack)
+    cards, dealt, n, steps = iter(stack), 0, 0, []
+    while True:  # coups until the one that deals the last card in front of the cut card (409 of 416)
+        n += 1
+        r = coup(f"round:LB-{n}", cards=cards)
+        dealt += sum(1 for step in r if step[2] == "baccarat.card.v1")
+        if dealt >= 8 * 52 - 7:
+            break
+        steps += r
+    _ok(ledger, live, steps + r[:-1] + [("dealer", "shoe:S1", "shoe.cut_card.v1", {"round": f"LB-{n}"})] + r[-1:])
+    _refused(ledger, live, coup("round:LB-next"), f"past its cut card: round LB-{n} was the last hand before the"
+                                                  " shuffle")
+    _ok(ledger, live, prepare() + coup("round:LB-next"))  # 000 II 3.2.2: reshuffle, cut, load
 
 
 def test_cut_card_names_an_open_round_of_this_shoe(ledger, live) -> None:  # type: ignore[no-untyped-def]

@@ -447,7 +447,7 @@ def test_a_timeout_with_nothing_to_call_folds_the_hand_000_time_limit(ledger) ->
 def _in_hand(ledger) -> list[bool]:  # type: ignore[no-untyped-def]
     from ledger.judges.round import walk
 
-    rs, refused = walk(ledger.store.stream_events("round:H-1"))
+    rs, refused = walk(ledger.store.stream_events("round:H-1"), ledger.store.event_at)
     assert rs is not None and not refused
     return list(rs.st.in_hand)
 
@@ -513,7 +513,7 @@ def _flying(room: Room, b: BatchBuilder, action: str, chips: int, to: int | None
 def _stud(ledger) -> Any:  # type: ignore[no-untyped-def]
     from ledger.judges.round import walk
 
-    rs, refused = walk(ledger.store.stream_events("round:S-1"))
+    rs, refused = walk(ledger.store.stream_events("round:S-1"), ledger.store.event_at)  # its table's configuration
     assert rs is not None and not refused
     return rs.st
 

@@ -308,3 +308,45 @@ def test_random_seating_is_the_one_the_committed_seed_draws_000(ledger) -> None:
     other("start", seed=seed.hex(), seating=[{"player": p, "table": 1, "seat": k + 1} for k, p in enumerate(players[:4])])
     report = ingest(ledger.store, other.b.lines())
     assert report.status == "rejected" and "not the one the revealed seed draws" in report.rejections[0].reason
+
+
+# --- issue 15 point 7: the bubble and satellites -----------------------------------------
+
+def test_bounties_are_awarded_only_once_the_bubble_bursts_000_bounty_policy(ledger) -> None:  # type: ignore[no-untyped-def]
+    """One paid place. A knocks D out (D's bounty to A), then B knocks A out before the
+    bubble bursts: A forfeits D's bounty; B, the winner, is paid A's and C's and keeps
+    their own."""
+    d = Director(ledger)
+    d("open", **{**BOUNTY, "payouts_bp": [10_000], "max_entries": 1, "rebuys": False})
+    for p in ["A", "B", "C", "D"]:
+        d("register", player=p, entry="register")
+    d.seat(["A", "B", "C", "D"]).bust([("D", 100, 1)], ["A"]).bust([("A", 100, 1)], ["B"]).bust([("C", 100, 1)], ["B"])
+    end = settle(d.state(), False, {})
+    assert end["bounties"] == {"B": 3_000} and end["forfeited_bounties"] == 1_000
+    d.store()
+    d("finish", paid={**end["paid"], "A": 1_000})  # A paid the bounty won before the bubble
+    report = ingest(ledger.store, d.b.lines())
+    assert report.status == "rejected" and "differs from its rules" in report.rejections[-1].reason
+    d.b = BatchBuilder.for_store(ledger.store, clock=lambda: f"{DAY}T21:00:00Z")
+    d("finish", paid=end["paid"])
+    d.store()
+
+
+def test_a_satellite_ends_when_everyone_left_wins_a_seat_000_tournament_rules(ledger) -> None:  # type: ignore[no-untyped-def]
+    main_event = Director(ledger, "MAIN2")
+    main_event("open", currency="EUR", buy_in=9_000, fee=1_000, starting_chips=10_000, payouts_bp=[10_000])
+    main_event.store()
+    d = Director(ledger, "SAT2")
+    d("open", currency="EUR", buy_in=2_500, fee=250, starting_chips=5_000, payouts_bp=[5_000, 5_000],
+      seats_in="MAIN2", seat_value=9_000)
+    for p in ["A", "B", "C", "D"]:
+        d("register", player=p, entry="register")
+    d.seat(["A", "B", "C", "D"]).bust([("D", 100, 1)], ["A"])
+    d.store()
+    d("finish", paid={}, seats={"A": "seat", "B": "seat", "C": "seat"})  # three left, two seats: not over
+    report = ingest(ledger.store, d.b.lines())
+    assert report.status == "rejected" and "3 players remain" in report.rejections[-1].reason
+    d.b = BatchBuilder.for_store(ledger.store, clock=lambda: f"{DAY}T21:00:00Z")
+    d.bust([("C", 100, 1)], ["B"])
+    d("finish", paid={}, seats={"A": "seat", "B": "seat"})  # two left, two equal seats: it ends
+    d.store()
