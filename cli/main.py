@@ -795,12 +795,19 @@ def export_phh(c: Context, round_id: str, output: str | None) -> None:
     from ledger.importers.phh_import import export_round
 
     stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
+    from ledger.events import EventError
+    from ledger.judges.round import config_of
+
     with _Guard(False), c.open() as store:
         events = store.stream_events(stream)
+        try:
+            config = config_of(events[0], store.event_at) if events else None
+        except EventError as exc:
+            _fail(False, f"{stream}: {exc.reason}", EXIT_FAILED)
     if not events:
         _fail(False, f"no round {stream} in the ledger", EXIT_USAGE)
     try:
-        text = export_round(events)
+        text = export_round(events, config)
     except PhhError as exc:
         _fail(False, str(exc), EXIT_FAILED)
     if output:

@@ -127,7 +127,7 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
                 losers = {p: -n for p, n in money.nets.items() if n < 0}
                 winners = {p: n for p, n in money.nets.items() if n > 0}
                 won = sum(winners.values())
-                plays = dumping_plays(opening.payload["rules"], ctx.round_events(ev.stream),
+                plays = dumping_plays(rs.st.rules.model_dump(), ctx.round_events(ev.stream),  # as played
                                       cfg.dumping_call_share) if losers and winners else {}
                 players = opening.payload["rules"].get("players", [])
                 dumped = {players[i]: why for i, why in plays.items() if i < len(players)}

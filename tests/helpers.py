@@ -90,12 +90,15 @@ def ingest(store: Store, lines: list[str]) -> IngestReport:
     return IngestSession(store, receipts=signer).send(lines)
 
 
-def open_table(ledger, table: str, game: str, seats: int = 8) -> Signer:  # type: ignore[no-untyped-def]
-    """Register a floor and a dealer key, open ``table`` for ``game``; return the dealer."""
+def open_table(ledger, table: str, game: str, seats: int = 8, seated: tuple[str, ...] = ()) -> Signer:  # type: ignore[no-untyped-def]
+    """Register a floor and a dealer key, open ``table`` for ``game`` with ``seated``
+    players in their seats (``seat.join``, signed by the floor); return the dealer."""
     floor = create_key(ledger.store, ledger.keys, "floor:ana", "floor")
     dealer = create_key(ledger.store, ledger.keys, "dealer:bo", "dealer", scope=EVERY_TABLE)
     b = BatchBuilder.for_store(ledger.store)
     b.add(floor, f"table:{table}", "table.open.v1", {"game": game, "seats": seats, "currency": "EUR"})
+    for player in seated:
+        b.add(floor, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "-"})
     assert ingest(ledger.store, b.lines()).status == "stored"
     return dealer
 

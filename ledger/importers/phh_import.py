@@ -121,12 +121,13 @@ def _toml_list(items: list[str]) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def export_round(events: list[Any]) -> str:
-    """A PHH hand (TOML text) for a stored poker round's events (round.open first)."""
+def export_round(events: list[Any], config: dict[str, Any] | None = None) -> str:
+    """A PHH hand (TOML text) for a stored poker round's events (round.open first), played
+    by ``config``, the table configuration its round.open cites (``config_of``)."""
     opening = events[0]
     if opening.kind != "round.open.v1" or opening.payload["game"] != "poker":
         raise PhhError(f"{opening.stream} is not a poker round")
-    rules = opening.payload["rules"]
+    rules = {**(config or {}).get("rules", {}), **opening.payload["rules"]}
     scale = rules.get("scale")
     engine = PokerEngine()
     st = engine.start(rules)

@@ -97,6 +97,9 @@ class World:
         of the stream not yet stored. No other index of the run's events is kept."""
         self.states: dict[str, Any] = {}
         self.tallies: dict[str, Any] = {}
+        self.hands: dict[tuple[str, str], int] = {}
+        """(player, table) -> the hands the player was dealt in there since taking the seat
+        (``hands_at``), for the table-leaving policy (``ledger.judges.seat``)."""
         """shoe stream -> its ``ledger.judges.shoe.Tally`` since it was loaded (built from the
         store on first use, then advanced by every accepted card)."""
 
@@ -188,6 +191,22 @@ class World:
                 tally.add(opening.stream, dealt_cards(self.store.stream_events(opening.stream), self.store.event_at))
         self.tallies[source] = tally
         return tally
+
+    def hands_at(self, player: str, table: str) -> int:
+        """The hands ``player`` was dealt in at ``table`` (rounds whose ``round.open`` names
+        the player) since their latest ``seat.join`` there, counted from the ledger: from
+        the store on first use, then advanced by the rounds ingest accepts."""
+        key = (player, table)
+        if key not in self.hands:
+            joins = [r.notification_id for r in self.store.stream_rows(f"seat:{player}")
+                     if r.kind == "seat.join.v1" and event_from_stored(r.state).payload["table"] == table]
+            count = 0
+            if joins:
+                for row in self.store.rows_of_kind_after("round.open.v1", joins[-1]):
+                    p = event_from_stored(row.state).payload
+                    count += p["table"] == table and player in (p["rules"].get("players") or ())
+            self.hands[key] = count
+        return self.hands[key]
 
     def accept(self, ev: PackedEvent) -> None:
         """The chain holds: ``ev`` is the stream's new head (judged after, on its merits)."""

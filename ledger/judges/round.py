@@ -275,6 +275,12 @@ class RoundJudge(BaseJudge):
         return step(state, ev)
 
     def settle(self, before: RoundState | None, after: RoundState, ev: SignedEvent, world: World) -> None:
+        if ev.kind == "round.open.v1":  # each player named was dealt a hand here (000 leaving table policy)
+            for player in ev.payload["rules"].get("players") or ():
+                world.hands[(player, ev.payload["table"])] = world.hands_at(player, ev.payload["table"]) + 1
+        self._count_cards(before, after, ev, world)
+
+    def _count_cards(self, before: RoundState | None, after: RoundState, ev: SignedEvent, world: World) -> None:
         """A card dealt from a live shoe counts in the shoe's tally across its rounds
         (``ledger.judges.shoe``); the round opened from it must not follow an unrecorded cut card."""
         source = world.event_at(ev.stream, 1).payload.get("source") if ev.kind != "round.open.v1" else \
@@ -319,8 +325,11 @@ class RoundJudge(BaseJudge):
             opening = ts.opening
             if opening.payload["game"] != ev.payload["game"]:
                 raise EventError("rule", f"table {table} deals {opening.payload['game']}, not {ev.payload['game']}")
-            check_config(ev, ts, world.role_of(ev) == "importer")
+            imported = world.role_of(ev) == "importer"
+            check_config(ev, ts, imported)
             check_source(ev, opening, world)
+            if not imported:
+                check_seated(ev, world)
         if ev.kind == "ruling.v1":
             cited_events(ev, world)
         players = ev.payload["rules"].get("players", ()) if ev.kind == "round.open.v1" else (
@@ -328,6 +337,18 @@ class RoundJudge(BaseJudge):
         if players:
             table = ev.payload["table"] if ev.kind == "round.open.v1" else (state.table if state else "")
             check_not_sent_away(players, table, ev.at, world)
+
+
+def check_seated(ev: SignedEvent, world: World) -> None:
+    """A hand's players (``rules.players``: poker) hold a seat at its table, taken by a
+    ``seat.join`` and not yet left (issue 15 point 5; 000 leaving table policy). A hand
+    imported from another room's history is not bound to this room's seats."""
+    table = ev.payload["table"]
+    for player in ev.payload["rules"].get("players") or ():
+        seat = world.state(f"seat:{player}")
+        if seat is None or table not in seat.seated:
+            raise RuleViolation(f"{player} is not seated at table {table}: a seat is taken by seat.join.v1 before the"
+                                " player is dealt in (000 leaving table policy)")
 
 
 def check_not_sent_away(players: Any, table: str, at: str, world: World) -> None:

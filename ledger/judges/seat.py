@@ -113,6 +113,19 @@ class SeatJudge(BaseJudge):
     def admit(self, state: SeatState | None, ev: SignedEvent, world: World) -> None:
         player = ev.stream.split(":", 1)[1]
         judge_seat(state or SeatState(), ev, list(world.state(f"penalty:{player}") or ()))
+        if ev.kind == "seat.leave.v1":
+            counted = world.hands_at(player, ev.payload["table"])
+            if ev.payload["hands_played"] != counted:
+                raise RuleViolation(f"{player} was dealt {counted} hands at {ev.payload['table']} since taking the seat,"
+                                    f" by the ledger, not {ev.payload['hands_played']} (000 leaving table policy counts"
+                                    " the hands played)")
+
+    def settle(self, before: SeatState | None, after: SeatState, ev: SignedEvent, world: World) -> None:
+        player = ev.stream.split(":", 1)[1]
+        if ev.kind == "seat.join.v1":
+            world.hands[(player, ev.payload["table"])] = 0
+        else:
+            world.hands.pop((player, ev.payload["table"]), None)
 
 
 register_judge(SeatJudge())

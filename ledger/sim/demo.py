@@ -60,6 +60,15 @@ class _Chips:
         self.stacks: dict[str, dict[str, int]] = {}
         self.cage: dict[str, int] = {}
         self.topped_up: dict[str, int] = {}  # player -> deposits made because the account ran short
+        self.seated: set[tuple[str, str]] = set()
+
+    def seat(self, table: str, players: list[str]) -> None:
+        """A poker hand's players take their seats first (``seat.join.v1``; issue 15 point 5):
+        the demo's players stay seated for the night."""
+        for player in players:
+            if (player, table) not in self.seated:
+                self.b.add(self.signer, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100"})
+                self.seated.add((player, table))
 
     def deposit(self, player: str, amount: int, reference: str, method: str = "cash") -> None:
         self.b.add(self.cage_signer, f"account:{player}", "cash.deposit.v1",
@@ -236,6 +245,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
         opening["rules"], events = engine.demo_round(rng, seated, cards)
         money = round_nets(engine.game, opening["rules"], events)
         chips.cover(table, money)
+        chips.seat(table, opening["rules"].get("players", []))
         b.add(signer, rid, "round.open.v1", opening)
         if t.dealing == "rng":
             b.add(who["rng"], rid, "rng.commit.v1", {"algorithm": rngmod.ALGORITHM,
@@ -270,6 +280,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
         rules, events = random_hand(rng, ["C-DUMP", "C-RECV", "C-THIRD"], [20_000, 20_000, 20_000], dump=(0, 1))
         money = round_nets("poker", rules, events)
         chips.cover(f"{tag}-PK", money)
+        chips.seat(f"{tag}-PK", rules["players"])
         b.add(who["game"], rid, "round.open.v1", {"table": f"{tag}-PK", "game": "poker", "rules": rules,
                                                   "config": 1})
         for kind, payload in events:

@@ -46,6 +46,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     rules, events = poker_hand(random.Random(rng.random()), seated, [10_000] * 4)
     dealt = [e for e in events if e[0] != "poker.action.v1"][: 2 + 4]  # the blinds and the four hole-card deals
     rid = f"round:{tag}-PK-misdeal"
+    chips.seat(f"{tag}-PK", seated)
     opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules, "config": 1}
     _add_round(b, game, rid, opening, dealt)
     rulings.append(_ruling(b, floor, rid, "misdeal", "002 TDA 34 A", [event_ref(rid, len(dealt) + 1)],
@@ -69,6 +70,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     for n in range(2):
         rid = f"round:{tag}-PK2-crash-{n}"
         rules, events = poker_hand(random.Random(rng.random()), rng.sample(players, 3), [10_000] * 3)
+        chips.seat(f"{tag}-PK2", rules["players"])
         first_action = next(i for i, (k, _) in enumerate(events) if k == "poker.action.v1")
         _add_round(b, game, rid, {"table": f"{tag}-PK2", "game": "poker", "rules": rules},
                    events[: first_action + 2])

@@ -42,6 +42,8 @@ class Casino:
         b = self.batch()
         for table in ("T-A", "T-B"):
             b.add(self.floor, f"table:{table}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
+            for player in ("VICTIM", "ACCOMPLICE"):
+                b.add(self.floor, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100"})
         b.add(self.cage, "account:VICTIM", "cash.deposit.v1",
               {"amount": 1_000_000, "currency": "EUR", "method": "bank", "reference": "salary"})
         stored(ledger.store, b)
@@ -317,7 +319,7 @@ def test_attack_8_one_stream_is_read_from_the_store_once_in_a_run_not_once_an_ev
     for k in range(1000):
         payload: dict[str, Any] = {"table": "T1", "blind_level": "1/2"}
         if k % 2:
-            payload.update(hands_played=20, others_seated=3)
+            payload.update(hands_played=0, others_seated=3)  # no hand dealt: the ledger counts 0
         b.add(game, "seat:P1", "seat.leave.v1" if k % 2 else "seat.join.v1", payload)
     lines = b.lines()
     reads: list[str] = []

@@ -124,6 +124,8 @@ def test_random_holdem_play_raises_no_chip_dumping_flag(ledger) -> None:  # type
     players = [f"R{n}" for n in range(6)]
     b = BatchBuilder.for_store(ledger.store, clock=lambda: "2026-11-20T12:00:00Z")
     b.add(game, "table:H", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
+    for player in players:
+        b.add(game, f"seat:{player}", "seat.join.v1", {"table": "H", "blind_level": "50/100"})
     for n in range(400):
         seated = rng.sample(players, rng.randint(2, 5))
         seated = seated if len(seated) > 2 else seated + [p for p in players if p not in seated][:1]

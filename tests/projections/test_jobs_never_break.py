@@ -28,6 +28,7 @@ from ledger.games.cards import deck
 from ledger.games.poker import random_hand
 from ledger.house import PublicDir, create_key, init_ledger
 from ledger.ingest import ingest_lines
+from ledger.judges import fold
 from ledger.keys import KeyDirectory
 from ledger.producer import BatchBuilder
 from ledger.store import Store
@@ -90,6 +91,13 @@ class Night:
             b.add(self.floor, f"table:{table}", "table.close.v1", {"reason": "another game"})
         b.add(self.floor, f"table:{table}", "table.open.v1", {"game": game, "seats": 9, "currency": "EUR"})
 
+    def seat(self, b: BatchBuilder, table: str, players: list[str]) -> None:
+        """A poker hand's players sit down first (issue 15 point 5), unless they are seated."""
+        for player in players:
+            state = fold(f"seat:{player}", self.store.stream_events(f"seat:{player}"))
+            if state is None or table not in state.seated:
+                b.add(self.floor, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100"})
+
     def batch(self, action: tuple[Any, ...]) -> BatchBuilder:
         b = BatchBuilder.for_store(self.store)
         self.n += 1
@@ -124,6 +132,7 @@ class Night:
                 return b
             rid = f"round:{a[0]}-{self.n}"
             rules, events = random_hand(random.Random(a[4]), [a[1], a[2]], [a[3], a[3]])
+            self.seat(b, a[0], [a[1], a[2]])
             b.add(self.game, rid, "round.open.v1", {"table": a[0], "game": "poker", "rules": rules})
             for k, p in events:
                 b.add(self.game, rid, k, p)
@@ -141,6 +150,7 @@ class Night:
             rid = f"round:{a[0]}-{self.n}"
             engine = ENGINES[a[1]]  # a demo table's own options are its floor's: here the game's defaults apply
             rules = {k: v for k, v in rules.items() if k in engine.round_keys | engine.unset_keys}
+            self.seat(b, a[0], rules.get("players", []))
             b.add(self.game, rid, "round.open.v1", {"table": a[0], "game": a[1], "rules": rules})
             for k, p in events:
                 b.add(self.game, rid, k, p)
@@ -213,7 +223,7 @@ def test_the_odd_sequences_do_reach_the_jobs(tmp_path: Path) -> None:
         ("deposit", "P" * 160, 2**53 - 1), ("open", "T1", "poker"), ("open", "T2", "baccarat"),
         ("buy_in", "T1", "P1", 100), ("count", "T1", {"P1": 1}), ("hand", "T1", "P1", "P2", 200, 3),
         ("coup", "T2", "a.b~c@d/e+f-g", 5_000, True), ("coup", "T2", "P1", 1, True), ("close", "T2"),
-        ("seat", "P1", "T1", True), ("transfer", "P1", "9", 99),
+        ("seat", "P3", "T1", True), ("transfer", "P1", "9", 99),
     ] + [("round", "t.3~x", game, ["P1", "P2", "X-Y_Z"], 11) for game in sorted(ENGINES)]  # every game's round
     night = Night(f"sqlite:///{tmp_path / 'ledger.db'}", tmp_path)
     try:

@@ -100,7 +100,7 @@ START = [("poker.post.v1", {"seat": 1, "type": "blind", "amount": 50}),
 
 
 def _refused(ledger, events, reason: str, rules=RULES) -> None:  # type: ignore[no-untyped-def]
-    dealer = open_table(ledger, "P1", "poker", seats=9)
+    dealer = open_table(ledger, "P1", "poker", seats=9, seated=tuple(rules["players"]))
     b = add_round(BatchBuilder.for_store(ledger.store), dealer, "round:P1-1", "P1", "poker", events, rules=rules,
                   close=False)
     before = dump_rows(ledger.store)

@@ -49,6 +49,11 @@ def _table(room: Room, b: BatchBuilder, table: str, game: str, config: dict[str,
     b.add(signer or room.floor, f"table:{table}", "table.open.v1", payload)
 
 
+def _seat(room: Room, b: BatchBuilder, table: str, players: list[str]) -> None:
+    for player in players:
+        b.add(room.game, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100"})
+
+
 def _coup(room: Room, b: BatchBuilder, rid: str, table: str, bets: list[tuple[str, str, int]], cards: Any,
           config: int | None = 1, source: str | None = None, rules: dict[str, Any] | None = None) -> None:
     opening: dict[str, Any] = {"table": table, "game": "baccarat", "rules": rules or {}}
@@ -306,6 +311,54 @@ def test_a_player_forced_to_leave_plays_no_further_hand_there_that_day_001_fouls
     _ok(room, b)
 
 
+def _folded_hand(room: Room, b: BatchBuilder, rid: str, table: str) -> None:
+    """ANN and BOB heads-up: BOB (the button, small blind) folds."""
+    hand = {"variant": "NT", "antes": [0, 0], "blinds_or_straddles": [50, 100], "min_bet": 100,
+            "starting_stacks": [10_000, 10_000], "players": ["ANN", "BOB"],
+            "actions": ["d dh p1 ????", "d dh p2 ????", "p2 f"]}
+    rules, events, _ = hand_events(hand)
+    add_round(b, room.game, rid, table, "poker", events, rules=rules)
+
+
+def test_a_hands_players_hold_seats_at_its_table_000_leaving_table_policy(ledger) -> None:  # type: ignore[no-untyped-def]
+    room = Room(ledger)
+    b = room.batch()
+    _table(room, b, "T", "poker", None, seats=9)
+    _seat(room, b, "T", ["ANN"])
+    _folded_hand(room, b, "round:T-1", "T")  # BOB never sat down
+    _no(room, b, "BOB is not seated at table T")
+    b = room.batch()
+    _table(room, b, "T", "poker", None, seats=9)
+    _seat(room, b, "T", ["ANN", "BOB"])
+    _folded_hand(room, b, "round:T-1", "T")
+    _ok(room, b)
+    b = room.batch()  # BOB leaves; his next hand there is refused
+    b.add(room.game, "seat:BOB", "seat.leave.v1", {"table": "T", "blind_level": "50/100", "hands_played": 1,
+                                                   "others_seated": 1})
+    _folded_hand(room, b, "round:T-2", "T")
+    _no(room, b, "BOB is not seated at table T")
+
+
+def test_the_leaving_policy_counts_the_hands_from_the_ledger_000_leaving_table_policy(ledger) -> None:  # type: ignore[no-untyped-def]
+    """BOB played 3 hands: a leave that says 12 (no refusal to play) is refused; the
+    ledger's 3 makes it a refusal (000: between 1 and 9 hands while others sit)."""
+    room = Room(ledger)
+    b = room.batch()
+    _table(room, b, "T", "poker", None, seats=9)
+    _seat(room, b, "T", ["ANN", "BOB"])
+    for n in range(3):
+        _folded_hand(room, b, f"round:T-{n}", "T")
+    _ok(room, b)
+    b = room.batch()  # a later batch: the count comes from the store
+    b.add(room.game, "seat:BOB", "seat.leave.v1", {"table": "T", "blind_level": "50/100", "hands_played": 12,
+                                                   "others_seated": 1})
+    _no(room, b, "BOB was dealt 3 hands at T since taking the seat, by the ledger, not 12")
+    b = room.batch()
+    b.add(room.game, "seat:BOB", "seat.leave.v1", {"table": "T", "blind_level": "50/100", "hands_played": 3,
+                                                   "others_seated": 1})
+    _ok(room, b)
+
+
 # --- 6. showdown ----------------------------------------------------------------------------
 
 ALL_IN = ["d dh p1 AcAd", "d dh p2 KcKd", "p2 cbr 1000", "p1 cc"]
@@ -362,6 +415,7 @@ def test_rake_per_hand_across_all_its_pots_001_5(ledger) -> None:  # type: ignor
     b = room.batch()
     _table(room, b, "RK", "poker", {"rules": {"variant": "NT", "min_bet": 100, "rake": rake}, "blinds": [50, 100]},
            seats=9)
+    _seat(room, b, "RK", PLAYERS[:3])
     hand = {"variant": "NT", "antes": [0] * 3, "blinds_or_straddles": [50, 100, 0], "min_bet": 100, "rake": rake,
             "starting_stacks": [20_000, 40_000, 40_000], "players": PLAYERS[:3],
             "actions": ["d dh p1 AcAd", "d dh p2 KcKd", "d dh p3 QcQd", "p3 cbr 40000", "p1 cc", "p2 cc",

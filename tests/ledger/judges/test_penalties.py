@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from cli.main import main
 from ledger.house import create_key
+from ledger.importers.phh import hand_events
 from ledger.judges.tournament import finishing_order, fold
 from ledger.producer import BatchBuilder
 from tests.helpers import EVERY_TABLE, refused, stored
@@ -90,7 +91,7 @@ def test_exposure_and_interference_fines_001(ledger, offence: str, amount: int) 
     assert f"{amount} points" in f.refused(b)
     b = f.batch()
     f.penalty(b, offence, "001 fouls", f.evidence(b), amount=amount, currency="PTS", table="PK")
-    b.add(f.game, "seat:ANN", "seat.leave.v1", {"table": "PK", "blind_level": "50/100", "hands_played": 20,
+    b.add(f.game, "seat:ANN", "seat.leave.v1", {"table": "PK", "blind_level": "50/100", "hands_played": 0,
                                                 "others_seated": 5})  # forced to leave
     f.stored(b)
     b = f.batch(f"{DAY}T23:00:00Z")
@@ -132,11 +133,28 @@ def test_disqualification_removes_the_player_and_their_chips_TDA_58_D(ledger) ->
 # --- 000 leaving-table policy ---------------------------------------------------------------
 
 def _leave(f: Floor, b: BatchBuilder, table: str, hands: int, others: int = 5) -> None:
+    """ANN plays ``hands`` hands at ``table`` against ZED, then leaves: the ledger counts
+    the hands (000 leaving table policy; issue 15 point 5)."""
+    for n in range(hands):
+        hand = {"variant": "NT", "antes": [0, 0], "blinds_or_straddles": [50, 100], "min_bet": 100,
+                "starting_stacks": [10_000, 10_000], "players": ["ANN", "ZED"],
+                "actions": ["d dh p1 ????", "d dh p2 ????", "p2 f"]}
+        rules, events, _ = hand_events(hand)
+        rid = f"round:{table}-{len(b.events)}-{n}"
+        b.add(f.game, rid, "round.open.v1", {"table": table, "game": "poker", "rules": rules})
+        for kind, payload in events:
+            b.add(f.game, rid, kind, payload)
+        b.add(f.game, rid, "round.close.v1", {"status": "complete"})
     b.add(f.game, "seat:ANN", "seat.leave.v1", {"table": table, "blind_level": "50/100", "hands_played": hands,
                                                 "others_seated": others})
 
 
 def _join(f: Floor, b: BatchBuilder, table: str) -> None:
+    """ANN sits down at ``table`` (opened for poker, ZED seated there, the first time)."""
+    head = f.ledger.store.head(f"table:{table}")
+    if head is None and not any(ev.stream == f"table:{table}" for ev in b.events):
+        b.add(f.floor, f"table:{table}", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
+        b.add(f.game, "seat:ZED", "seat.join.v1", {"table": table, "blind_level": "50/100"})
     b.add(f.game, "seat:ANN", "seat.join.v1", {"table": table, "blind_level": "50/100"})
 
 

@@ -55,6 +55,7 @@ class Room:
             b.add(self.cage, f"account:{player}", "cash.deposit.v1",
                   {"amount": 1_000_000, "currency": "EUR", "method": "cash", "reference": f"{table}-{player}"})
             b.add(self.cage, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": 1_000_000})
+            b.add(self.game, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100"})
 
     def hand(self, b: BatchBuilder, rid: str, actions: list[str], table: str = "PK", close: bool = False,
              stacks: int = 10_000) -> dict[str, Any]:
