@@ -344,7 +344,11 @@ def check_seated(ev: SignedEvent, world: World) -> None:
     ``seat.join`` and not yet left (issue 15 point 5; 000 leaving table policy). A hand
     imported from another room's history is not bound to this room's seats."""
     table = ev.payload["table"]
-    for player in ev.payload["rules"].get("players") or ():
+    players = ev.payload["rules"].get("players") or ()
+    ts = world.state(f"table:{table}")
+    if ts is not None and len(players) > ts.opening.payload["seats"]:
+        raise RuleViolation(f"{len(players)} players at table {table} of {ts.opening.payload['seats']} seats")
+    for player in players:
         seat = world.state(f"seat:{player}")
         if seat is None or table not in seat.seated:
             raise RuleViolation(f"{player} is not seated at table {table}: a seat is taken by seat.join.v1 before the"
@@ -388,6 +392,17 @@ def check_config(ev: SignedEvent, ts: TableState, imported: bool) -> None:
         raise RuleViolation(problem)
 
 
+def played_decks(ev: SignedEvent, world: World) -> int | None:
+    """How many decks a round's rules, as played at its table, deal from (its engine's
+    draw spec), or None for a game not dealt from cards."""
+    engine = ENGINES.get(ev.payload["game"])
+    if engine is None:
+        return None
+    ts = world.state(f"table:{ev.payload['table']}")
+    spec = engine.draws(engine.start(played_rules(ts.config if ts else None, ev.payload["rules"])))[0]
+    return int(spec[1]) if spec and spec[0] == "cards" else None
+
+
 def check_source(ev: SignedEvent, table_open: SignedEvent, world: World) -> None:
     """round.open names how it is dealt, as its table declares (``ledger.judges.equipment``,
     ``ledger.rng``)."""
@@ -403,9 +418,14 @@ def check_source(ev: SignedEvent, table_open: SignedEvent, world: World) -> None
         if source is None or source == "rng":
             raise RuleViolation(f"table {table} is live: a {game} round names the {equipment_for(game)} it is dealt"
                                 " from")
-        problem = ready_problem(world.state(source), source, table, game, table_open.at)
+        eq = world.state(source)
+        problem = ready_problem(eq, source, table, game, table_open.at)
         if problem:
             raise RuleViolation(problem)
+        decks = played_decks(ev, world)
+        if source.startswith("shoe:") and decks is not None and eq.decks != decks:
+            raise RuleViolation(f"{source} holds {eq.decks} decks, but the table's configuration deals {game} from"
+                                f" {decks} (000 II 1.3.1, III 1.5: the deck count is the table's)")
     elif source is not None:
         raise RuleViolation(f"{game} uses no equipment stream; the round names no source")
 

@@ -216,10 +216,11 @@ def test_a_single_deck_round_deals_no_card_twice_000_III_1_5_d(ledger) -> None: 
     assert engine.draws(walk(ledger.store.stream_events("round:BJ-1"), ledger.store.event_at)[0].st)[1] == ["As", "Ks"]
 
 
-def _live_shoe(room: Room, b: BatchBuilder, shoe: str = "shoe:S1", table: str = "LB", cut: int = 7) -> None:
+def _live_shoe(room: Room, b: BatchBuilder, shoe: str = "shoe:S1", table: str = "LB", cut: int = 7,
+               decks: int = 8) -> None:
     _table(room, b, table, "baccarat", {"rules": {"decks": 8}}, dealing="live")
     for signer in (room.dealer, room.floor):
-        b.add(signer, shoe, "shoe.inspect.v1", {"table": table, "game": "baccarat", "decks": 8, "result": "pass",
+        b.add(signer, shoe, "shoe.inspect.v1", {"table": table, "game": "baccarat", "decks": decks, "result": "pass",
                                                 "video": VIDEO})
     b.add(room.dealer, shoe, "shoe.shuffle.v1", {"video": VIDEO})
     b.add(room.dealer, shoe, "shoe.cut.v1", {"cut_card_from_back": cut, "video": VIDEO})
@@ -240,6 +241,18 @@ def test_no_card_more_often_than_the_shoe_holds_across_its_rounds_000_II_1_3_1(l
     b = room.batch()
     _coup(room, b, "round:L-3", "LB", [("ANN", "banker", 1000)], iter(["Qs", "Qh", "Qd", "Qc", "Js", "Jh"]),
           source="shoe:S1")
+    _ok(room, b)
+
+
+def test_the_shoe_holds_the_decks_the_table_deals_000_II_1_3_1(ledger) -> None:  # type: ignore[no-untyped-def]
+    room = Room(ledger)
+    b = room.batch()
+    _live_shoe(room, b, decks=6, cut=7)  # a 6-deck baccarat shoe
+    _coup(room, b, "round:L-1", "LB", [("ANN", "banker", 1000)], iter(deck()), source="shoe:S1")
+    _no(room, b, "shoe:S1 holds 6 decks, but the table's configuration deals baccarat from 8")
+    b = room.batch()
+    _live_shoe(room, b)
+    _coup(room, b, "round:L-1", "LB", [("ANN", "banker", 1000)], iter(deck()), source="shoe:S1")
     _ok(room, b)
 
 
