@@ -30,6 +30,7 @@ from ledger.games import RuleViolation
 from ledger.judges import BaseJudge, World, register_judge
 from ledger.judges.ruling import EventRef, RuleRef, cited_events
 from ledger.kinds import Amount, Currency, Ident, Strict, Text, register_kind
+from ledger.timeutil import gaming_day
 
 FINES = {"exposure": 1_000, "interference": 5_000}  # 001 ② / ③, in the game's points
 
@@ -50,6 +51,17 @@ class Penalty(Strict):
 
 
 register_kind("penalty.v1", Penalty, "penalty", ("floor",))
+
+
+def sent_away_by(penalties: Any, table: str, at: str) -> Any:
+    """The exposure or interference penalty (001 反則行為 ②③) that sent the player away from
+    ``table`` earlier in the gaming day of ``at``, or None: the player takes no seat and
+    plays no hand there again that day."""
+    for pen in penalties or ():
+        if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
+                and gaming_day(pen.at) == gaming_day(at) and pen.at <= at):
+            return pen
+    return None
 
 
 def judge_penalty(p: dict[str, Any]) -> None:

@@ -27,12 +27,12 @@ from ledger.events import EventError, SignedEvent
 from ledger.games import ENGINES, Engine, RuleViolation
 from ledger.judges import BaseJudge, World, register_judge
 from ledger.judges.equipment import equipment_for, ready_problem
-from ledger.judges.penalty import FINES
+from ledger.judges.penalty import sent_away_by
 from ledger.judges.ruling import HOLD, cited_events, rule_on
 from ledger.judges.table import TableState
 from ledger.refs import event_ref
 from ledger.rng import first_difference
-from ledger.timeutil import gaming_day, parse_utc
+from ledger.timeutil import parse_utc
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class RoundState:
     closed: str | None = None  # the status it closed with, once closed
     table: str = ""  # the table its round.open names (where the round is, for key scopes: ledger.scope)
     limits: tuple[tuple[str, int, int], ...] = ()  # the table's (bet type, min, max), from its configuration
+    source: str | None = None  # what its round.open says it is dealt from ("rng", a shoe, wheel or dice stream)
 
 
 CONFIG_KINDS = ("table.open.v1", "table.config.v1")
@@ -120,7 +121,8 @@ def open_round(ev: SignedEvent, config: dict[str, Any] | None = None) -> RoundSt
     if rng and engine is None:
         raise RuleViolation(f"{game} has no engine, so its draws cannot be derived from an RNG seed")
     limits = tuple((t, v["min"], v["max"]) for t, v in sorted((config or {}).get("limits", {}).items()))
-    return RoundState(ev.stream, game, engine, st, rng=rng, table=ev.payload["table"], limits=limits)
+    return RoundState(ev.stream, game, engine, st, rng=rng, table=ev.payload["table"], limits=limits,
+                      source=ev.payload.get("source"))
 
 
 def check_limits(rs: RoundState, kind: str, p: dict[str, Any]) -> None:
@@ -283,9 +285,8 @@ class RoundJudge(BaseJudge):
     def _count_cards(self, before: RoundState | None, after: RoundState, ev: SignedEvent, world: World) -> None:
         """A card dealt from a live shoe counts in the shoe's tally across its rounds
         (``ledger.judges.shoe``); the round opened from it must not follow an unrecorded cut card."""
-        source = world.event_at(ev.stream, 1).payload.get("source") if ev.kind != "round.open.v1" else \
-            ev.payload.get("source")
-        if not isinstance(source, str) or not source.startswith("shoe:"):
+        source = after.source
+        if source is None or not source.startswith("shoe:"):
             return
         tally = world.shoe_tally(source)
         if tally is None:
@@ -360,12 +361,11 @@ def check_not_sent_away(players: Any, table: str, at: str, world: World) -> None
     to leave the table and plays no further hand there that gaming day (the penalty names
     the table: ``ledger.judges.penalty``)."""
     for player in players:
-        for pen in world.state(f"penalty:{player}") or ():
-            if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
-                    and gaming_day(pen.at) == gaming_day(at) and pen.at <= at):
-                raise RuleViolation(f"{player} was sent away from table {table} by the {pen.payload['offence']}"
-                                    f" penalty {event_ref(pen.stream, pen.seq)} (001 反則行為): no further hand"
-                                    " there this gaming day")
+        pen = sent_away_by(world.state(f"penalty:{player}"), table, at)
+        if pen is not None:
+            raise RuleViolation(f"{player} was sent away from table {table} by the {pen.payload['offence']}"
+                                f" penalty {event_ref(pen.stream, pen.seq)} (001 反則行為): no further hand"
+                                " there this gaming day")
 
 
 def check_config(ev: SignedEvent, ts: TableState, imported: bool) -> None:

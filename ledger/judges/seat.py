@@ -20,10 +20,10 @@ from typing import Any
 from ledger.events import SignedEvent
 from ledger.games import RuleViolation
 from ledger.judges import BaseJudge, World, register_judge
-from ledger.judges.penalty import FINES
+from ledger.judges.penalty import sent_away_by
 from ledger.kinds import Count, Ident, Strict, register_kind
 from ledger.refs import event_ref
-from ledger.timeutil import format_utc, gaming_day, parse_utc
+from ledger.timeutil import format_utc, parse_utc
 
 BLOCK_MINUTES = {2: 5, 3: 15, 4: 30}  # 000 leaving table policy; 5th and later: 60
 WINDOW = timedelta(hours=12)
@@ -80,11 +80,10 @@ def judge_seat(state: SeatState, ev: Any, penalties: list[Any] | None = None) ->
         return
     if table in state.seated:
         raise RuleViolation(f"the player is already seated at {table}")
-    for pen in penalties or []:
-        if (pen.kind == "penalty.v1" and pen.payload["offence"] in FINES and pen.payload.get("table") == table
-                and gaming_day(pen.at) == gaming_day(ev.at) and pen.at <= ev.at):
-            raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty"
-                                f" {event_ref(pen.stream, pen.seq)} (001 fouls): no seat there again this gaming day")
+    pen = sent_away_by(penalties, table, ev.at)
+    if pen is not None:
+        raise RuleViolation(f"forced to leave {table} by the {pen.payload['offence']} penalty"
+                            f" {event_ref(pen.stream, pen.seq)} (001 fouls): no seat there again this gaming day")
     times = refusals(state, ev.payload["blind_level"], ev.at)
     if len(times) >= 2:
         minutes = BLOCK_MINUTES.get(len(times), 60)
