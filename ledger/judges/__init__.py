@@ -97,11 +97,11 @@ class World:
         of the stream not yet stored. No other index of the run's events is kept."""
         self.states: dict[str, Any] = {}
         self.tallies: dict[str, Any] = {}
+        """shoe stream -> its ``ledger.judges.shoe.Tally`` since it was loaded (built from the
+        store on first use, then advanced by every accepted card)."""
         self.hands: dict[tuple[str, str], int] = {}
         """(player, table) -> the hands the player was dealt in there since taking the seat
         (``hands_at``), for the table-leaving policy (``ledger.judges.seat``)."""
-        """shoe stream -> its ``ledger.judges.shoe.Tally`` since it was loaded (built from the
-        store on first use, then advanced by every accepted card)."""
 
     def prefetch(self, events: list[PackedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""

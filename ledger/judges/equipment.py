@@ -46,6 +46,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from ledger.events import EventError, SignedEvent
 from ledger.judges import BaseJudge, register_judge
+from ledger.judges.shoe import Tally
 from ledger.kinds import Ident, Strict, Text, UtcTime, register_kind
 from ledger.timeutil import parse_utc
 
@@ -299,8 +300,6 @@ class EquipmentJudge(BaseJudge):
         if ev.kind in ("shoe.shuffle.v1", "shoe.cut.v1"):
             world.tallies.pop(ev.stream, None)
         elif ev.kind == "shoe.load.v1":  # a new stack: counted afresh from here
-            from ledger.judges.shoe import Tally
-
             world.tallies[ev.stream] = Tally(after.decks, after.cut_from_back)
 
 

@@ -52,6 +52,7 @@ class RoundState:
     table: str = ""  # the table its round.open names (where the round is, for key scopes: ledger.scope)
     limits: tuple[tuple[str, int, int], ...] = ()  # the table's (bet type, min, max), from its configuration
     source: str | None = None  # what its round.open says it is dealt from ("rng", a shoe, wheel or dice stream)
+    fresh: tuple[str, ...] = ()  # the cards its last game event dealt (``check_cards``), for the shoe's count
 
 
 CONFIG_KINDS = ("table.open.v1", "table.config.v1")
@@ -136,19 +137,22 @@ def check_limits(rs: RoundState, kind: str, p: dict[str, Any]) -> None:
                                 f" ({LIMITS_RULE})")
 
 
-def check_cards(rs: RoundState, st: Any) -> None:
-    """No card is dealt more often than the decks the round is dealt from hold (000 II
-    1.3.1, III 1.5(d): 8 decks of 52; one deck for poker and High Card Flush)."""
+def check_cards(rs: RoundState, st: Any) -> tuple[str, ...]:
+    """The cards the event that led from ``rs`` to ``st`` dealt, once no card is dealt more
+    often than the decks the round is dealt from hold (000 II 1.3.1, III 1.5(d): 8 decks
+    of 52; one deck for poker and High Card Flush)."""
     assert rs.engine is not None
     spec, cards, _ = rs.engine.draws(st)
     if not spec or spec[0] != "cards":
-        return
+        return ()
     _, before, _ = rs.engine.draws(rs.st)
     decks = spec[1]
-    for card in cards[len(before):]:
+    fresh = tuple(cards[len(before):])
+    for card in fresh:
         if card != "??" and cards.count(card) > decks:
             raise RuleViolation(f"{card} is dealt {cards.count(card)} times in this round, but the {decks}-deck"
                                 f" {'shoe' if decks > 1 else 'deck'} holds {decks} (000 II 1.3.1, III 1.5(d))")
+    return fresh
 
 
 def step(rs: RoundState, ev: SignedEvent) -> RoundState:
@@ -209,9 +213,8 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
     if rs.limits:
         check_limits(rs, kind, p)
     st = rs.engine.apply(rs.st, kind, p)
-    if "card" in p or "cards" in p:
-        check_cards(rs, st)
-    return replace(rs, st=st, game_events=rs.game_events + 1)
+    fresh = check_cards(rs, st) if "card" in p or "cards" in p else ()
+    return replace(rs, st=st, game_events=rs.game_events + 1, fresh=fresh)
 
 
 def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None = None
@@ -298,13 +301,10 @@ class RoundJudge(BaseJudge):
                                     f" it, {tally.position}, are dealt) and no shoe.cut_card.v1 records it: no"
                                     " further round is dealt from the shoe (000 II 3.5.4, 3.2.2)")
             return
-        if before is None or after.engine is None or not ("card" in ev.payload or "cards" in ev.payload):
+        if before is None or ev.kind not in (after.engine.kinds if after.engine else ()):
             return
-        spec, cards, _ = after.engine.draws(after.st)
-        if not spec or spec[0] != "cards":
-            return
-        new = list(cards[len(after.engine.draws(before.st)[1]):])
-        tally.check(ev.stream, new)
+        new = list(after.fresh)  # what the step just dealt (``check_cards``): the draws are not derived again
+        tally.check(new)
         tally.add(ev.stream, new)
 
     def admit(self, state: RoundState | None, ev: SignedEvent, world: World) -> None:

@@ -37,7 +37,7 @@ class Tally:
         """How many cards are in front of the cut card."""
         return self.decks * 52 - self.cut_from_back
 
-    def check(self, stream: str, cards: list[str]) -> None:
+    def check(self, cards: list[str]) -> None:
         """``cards`` may be dealt next from this shoe, or RuleViolation."""
         seen: Counter[str] = Counter()
         for n, card in enumerate(cards, start=1):
