@@ -238,17 +238,25 @@ def test_cancel_case_D_after_registration_closed_in_the_money_uses_only_what_was
 
 # --- satellites and chip races -----------------------------------------------------------
 
-def test_a_second_satellite_seat_is_paid_as_tournament_dollars_000_seat_award(ledger) -> None:  # type: ignore[no-untyped-def]
-    main_event = Director(ledger, "MAIN")
+def _satellite(ledger: Any, main: str, sat: str, already_in: list[str]) -> Director:
+    """A main event (``already_in`` registered there) and a two-seat satellite into it,
+    with A, B, C and D registered and seated."""
+    main_event = Director(ledger, main)
     main_event("open", currency="EUR", buy_in=9_000, fee=1_000, starting_chips=10_000, payouts_bp=[10_000])
-    main_event("register", player="A", entry="register")  # A is already in the main event
+    for p in already_in:
+        main_event("register", player=p, entry="register")
     main_event.store()
-    d = Director(ledger, "SAT")
+    d = Director(ledger, sat)
     d("open", currency="EUR", buy_in=2_500, fee=250, starting_chips=5_000, payouts_bp=[5_000, 5_000],
-      seats_in="MAIN", seat_value=9_000)
+      seats_in=main, seat_value=9_000)
     for p in ["A", "B", "C", "D"]:
         d("register", player=p, entry="register")
-    d.seat(["A", "B", "C", "D"]).bust([("D", 100, 1)], ["A"]).bust([("C", 100, 1)], ["A"]).bust([("B", 100, 1)], ["A"])
+    return d.seat(["A", "B", "C", "D"])
+
+
+def test_a_second_satellite_seat_is_paid_as_tournament_dollars_000_seat_award(ledger) -> None:  # type: ignore[no-untyped-def]
+    d = _satellite(ledger, "MAIN", "SAT", ["A"])  # A is already in the main event
+    d.bust([("D", 100, 1)], ["A"]).bust([("C", 100, 1)], ["A"]).bust([("B", 100, 1)], ["A"])
     d("finish", paid={}, seats={"A": "tdollars", "B": "seat"})
     d.store()
     res = CliRunner().invoke(main, ledger.cli_args() + ["balances", "A", "--json"])
@@ -333,15 +341,8 @@ def test_bounties_are_awarded_only_once_the_bubble_bursts_000_bounty_policy(ledg
 
 
 def test_a_satellite_ends_when_everyone_left_wins_a_seat_000_tournament_rules(ledger) -> None:  # type: ignore[no-untyped-def]
-    main_event = Director(ledger, "MAIN2")
-    main_event("open", currency="EUR", buy_in=9_000, fee=1_000, starting_chips=10_000, payouts_bp=[10_000])
-    main_event.store()
-    d = Director(ledger, "SAT2")
-    d("open", currency="EUR", buy_in=2_500, fee=250, starting_chips=5_000, payouts_bp=[5_000, 5_000],
-      seats_in="MAIN2", seat_value=9_000)
-    for p in ["A", "B", "C", "D"]:
-        d("register", player=p, entry="register")
-    d.seat(["A", "B", "C", "D"]).bust([("D", 100, 1)], ["A"])
+    d = _satellite(ledger, "MAIN2", "SAT2", [])
+    d.bust([("D", 100, 1)], ["A"])
     d.store()
     d("finish", paid={}, seats={"A": "seat", "B": "seat", "C": "seat"})  # three left, two seats: not over
     report = ingest(ledger.store, d.b.lines())
