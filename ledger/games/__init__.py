@@ -174,6 +174,16 @@ class Engine(Protocol):
     def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
         """The bets ``kind`` puts at risk, as (bet type, amount), for the table's limits."""
 
+    def table_book(self, seats: int, config: dict[str, Any] | None) -> Any:
+        """A new book of what a table of the game carries from round to round (a poker
+        table's seats, stacks, button and blinds: ``ledger.games.poker_table.Book``), or
+        None where each round stands alone. The judges advance it with the table's events
+        and ask it whether a round's ``round.open`` is the round the table deals next."""
+
+    def final_chips(self, state: Any) -> dict[str, int]:
+        """What each player has in front of them when the round is over (a poker hand's
+        final stacks), for the table's book."""
+
 
 def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
     """A round's house options (``round.open.rules``) as the game's rules model, or a
@@ -234,6 +244,12 @@ class EngineDefaults:
 
     def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
         return ()
+
+    def table_book(self, seats: int, config: dict[str, Any] | None) -> Any:
+        return None
+
+    def final_chips(self, state: Any) -> dict[str, int]:
+        return {}
 
 
 class Play:

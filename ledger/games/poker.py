@@ -77,6 +77,7 @@ from ledger.games.poker_hands import (
     short_deck_key,
     up_cards_key,
 )
+from ledger.games.poker_table import Book
 from ledger.kinds import ROUND_PRODUCERS, Ident, Strict, register_kind
 
 UNKNOWN = "??"
@@ -1046,8 +1047,8 @@ class PokerEngine(EngineDefaults):
         blinds = config.get("blinds")
         if blinds is not None:
             posted = [b for b in rules.get("blinds_or_straddles") or [] if b != 0]
-            live = sorted(b for b in posted if b > 0)[:2]
-            if live != sorted(blinds):
+            live = sorted(b for b in posted if b > 0)
+            if live not in (sorted(blinds), [blinds[1]]):  # the big blind alone: a dead small blind (TDA 31)
                 return f"the hand's blinds {posted} are not the table's {blinds[0]}/{blinds[1]}"
             if any(b < 0 and -b != blinds[1] for b in posted):
                 return f"a returning player's live blind is the big blind {blinds[1]} (000 missed blinds)"
@@ -1061,6 +1062,19 @@ class PokerEngine(EngineDefaults):
 
     def demo_round(self, rng: Any, players: list[str], cards: Any) -> tuple[dict[str, Any], Events]:
         return random_hand(rng, players, [10_000] * len(players))
+
+    def table_book(self, seats: int, config: dict[str, Any] | None) -> Book | None:
+        """A table the floor configured carries seats and stacks from hand to hand, and,
+        with ``blinds``, its button and blinds (``ledger.games.poker_table``, issue 15
+        point 4); an unconfigured table (imported hand histories) does not."""
+        if config is None:
+            return None
+        book = Book(seats, None)
+        book.configure(config)
+        return book
+
+    def final_chips(self, state: PokerState) -> dict[str, int]:
+        return dict(zip(state.rules.players, final_stacks(state), strict=True))
 
     def rule_on(self, state: PokerState, payload: dict[str, Any]) -> tuple[PokerState | None, dict[str, int]]:
         return rule_on(state, payload)
@@ -1265,12 +1279,13 @@ register_engine(PokerEngine())
 
 
 def random_hand(rng: random.Random, players: list[str], stacks: list[int], dump: tuple[int, int] | None = None,
-               deck: list[str] | None = None) -> tuple[dict[str, Any], Events]:
+                deck: list[str] | None = None, table: dict[str, Any] | None = None) -> tuple[dict[str, Any], Events]:
     """A no-limit hold'em hand with random legal play. ``dump=(loser, winner)`` seats:
     the loser, dealt two aces, raises and then folds to the winner's shove (a planted
-    chip-dumping hand)."""
+    chip-dumping hand). ``table``: the hand's rules as its table deals it (blinds, dead
+    blinds, antes: ``ledger.games.poker_table.Book.next_hand``); else blinds 50/100."""
     rules = {"variant": "NT", "players": players, "starting_stacks": stacks, "antes": [0] * len(players),
-             "blinds_or_straddles": [50, 100] + [0] * (len(players) - 2), "min_bet": 100}
+             "blinds_or_straddles": [50, 100] + [0] * (len(players) - 2), "min_bet": 100, **(table or {})}
     play = Play(PokerEngine(), rules)
     while play.st.posts_due:
         seat, typ, amount = play.st.posts_due[0]

@@ -102,6 +102,10 @@ class World:
         self.hands: dict[tuple[str, str], int] = {}
         """(player, table) -> the hands the player was dealt in there since taking the seat
         (``hands_at``), for the table-leaving policy (``ledger.judges.seat``)."""
+        self.books: dict[str, Any] = {}
+        """table -> what it carries from round to round (``Engine.table_book``: a poker
+        table's seats, stacks, button and blinds), or None; built from the store on first
+        use (``table_book``), then advanced by the judges' ``settle``."""
 
     def prefetch(self, events: list[PackedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""
@@ -207,6 +211,56 @@ class World:
                     count += p["table"] == table and player in (p["rules"].get("players") or ())
             self.hands[key] = count
         return self.hands[key]
+
+    def new_book(self, ts: Any) -> Any:
+        """An empty book for the open table whose state is ``ts`` (``TableState``), or None."""
+        from ledger.games import ENGINES
+
+        engine = ENGINES.get(ts.opening.payload["game"]) if ts is not None and ts.open else None
+        if engine is None:
+            return None
+        book = engine.table_book(ts.opening.payload["seats"], ts.opening.payload.get("config"))
+        if book is not None:  # a table the floor configured when opening it; its rounds use the latest
+            book.configure(ts.config)
+        return book
+
+    BOOK_KINDS = ("seat.join.v1", "seat.leave.v1", "seat.sit_out.v1", "seat.return.v1", "chips.buy_in.v1",
+                  "chips.cash_out.v1", "round.open.v1", "round.close.v1")
+
+    def table_book(self, table: str) -> Any:
+        """The book of ``table`` (``Engine.table_book``) as of the accepted events, or None:
+        on first use, the table's events since its latest stored ``table.open`` are read
+        from the store in log order (seats, chips, and each hand: its opening, and at its
+        close the stacks its engine derives), then kept; the judges advance it."""
+        if table in self.books:
+            return self.books[table]
+        ts = self.state(f"table:{table}")
+        book = self.new_book(ts)
+        self.books[table] = book
+        if book is None:
+            return None
+        opens = [r.notification_id for r in self.store.stream_rows(f"table:{table}") if r.kind == "table.open.v1"]
+        if not opens:
+            return book
+        from ledger.judges.round import walk
+
+        for row in self.store.rows_of_kinds_after(self.BOOK_KINDS, opens[-1]):
+            ev = event_from_stored(row.state)
+            p = ev.payload
+            if row.kind.startswith("seat."):
+                if p["table"] == table:
+                    book.seat(row.kind, row.stream.partition(":")[2], p)
+            elif row.kind.startswith("chips."):
+                if row.stream == f"chips:{table}":
+                    book.chips(row.kind, p["player"], p["amount"])
+            elif row.kind == "round.open.v1":
+                if p["table"] == table and self.ring.keys[ev.key_id].role != "importer":
+                    book.open_hand(row.stream, p["rules"])
+            elif row.stream == book.hand:
+                rs, _ = walk(self.store.stream_events(row.stream), self.store.event_at)
+                engine = rs.engine if rs is not None and p["status"] == "complete" else None
+                book.close_hand(row.stream, engine.final_chips(rs.st) if engine is not None and rs else None)
+        return book
 
     def accept(self, ev: PackedEvent) -> None:
         """The chain holds: ``ev`` is the stream's new head (judged after, on its merits)."""

@@ -30,6 +30,18 @@ class ChipsJudge(BaseJudge):
         ident = ev.stream.partition(":")[2]
         if not is_open(world.head(f"table:{ident}")):
             raise EventError("rule", f"table {ident} is not open: no chips move or are counted there")
+        book = world.table_book(ident) if ev.kind != "chips.count.v1" else None
+        problem = book.chips_problem(ev.kind, ev.payload["player"], ev.payload["amount"]) if book else None
+        if problem:
+            raise EventError("rule", f"table {ident}: {problem}")
+
+    def settle(self, before: None, after: None, ev: SignedEvent, world: World) -> None:
+        """The chips the cage issues or redeems at a table are the players' stacks there
+        between hands (``ledger.games.poker_table``)."""
+        if ev.kind != "chips.count.v1":
+            book = world.table_book(ev.stream.partition(":")[2])
+            if book is not None:
+                book.chips(ev.kind, ev.payload["player"], ev.payload["amount"])
 
 
 register_judge(AccountJudge())

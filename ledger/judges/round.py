@@ -283,6 +283,14 @@ class RoundJudge(BaseJudge):
         if ev.kind == "round.open.v1":  # each player named was dealt a hand here (000 leaving table policy)
             for player in ev.payload["rules"].get("players") or ():
                 world.hands[(player, ev.payload["table"])] = world.hands_at(player, ev.payload["table"]) + 1
+            book = world.table_book(after.table)
+            if book is not None and world.role_of(ev) != "importer":
+                book.open_hand(ev.stream, ev.payload["rules"])
+        elif ev.kind == "round.close.v1":
+            book = world.table_book(after.table)
+            if book is not None and book.hand == ev.stream:
+                engine = after.engine if ev.payload["status"] == "complete" else None
+                book.close_hand(ev.stream, engine.final_chips(after.st) if engine is not None else None)
         self._count_cards(before, after, ev, world)
 
     def _count_cards(self, before: RoundState | None, after: RoundState, ev: SignedEvent, world: World) -> None:
@@ -331,6 +339,10 @@ class RoundJudge(BaseJudge):
             check_source(ev, opening, world)
             if not imported:
                 check_seated(ev, world)
+                book = world.table_book(table)
+                problem = book.hand_problem(ev.payload["rules"]) if book is not None else None
+                if problem:
+                    raise RuleViolation(f"table {table}: {problem}")
         if ev.kind == "ruling.v1":
             cited_events(ev, world)
         players = ev.payload["rules"].get("players", ()) if ev.kind == "round.open.v1" else (

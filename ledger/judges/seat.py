@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ledger.events import SignedEvent
 from ledger.games import RuleViolation
@@ -32,6 +34,17 @@ WINDOW = timedelta(hours=12)
 class SeatJoin(Strict):
     table: Ident
     blind_level: Ident
+    seat: Annotated[int, Field(ge=1, le=10)] | None = None
+    """The seat taken (1 to the table's seats, clockwise); required at a poker table the
+    floor configured, whose button and blinds move from seat to seat
+    (``ledger.games.poker_table``)."""
+
+
+class SeatAway(Strict):
+    """``seat.sit_out.v1`` / ``seat.return.v1``: the player keeps the seat but is not dealt
+    in until returning (000 missed blinds: the blinds that pass meanwhile are owed)."""
+
+    table: Ident
 
 
 class SeatLeave(Strict):
@@ -43,6 +56,8 @@ class SeatLeave(Strict):
 
 register_kind("seat.join.v1", SeatJoin, "seat", ("game", "floor"))
 register_kind("seat.leave.v1", SeatLeave, "seat", ("game", "floor"))
+register_kind("seat.sit_out.v1", SeatAway, "seat", ("game", "floor"))
+register_kind("seat.return.v1", SeatAway, "seat", ("game", "floor"))
 
 
 @dataclass(frozen=True)
@@ -74,7 +89,7 @@ def judge_seat(state: SeatState, ev: Any, penalties: list[Any] | None = None) ->
     penalties (001: a player fined for exposing hand information or interfering is forced
     to leave the table, and does not sit there again that gaming day)."""
     table = ev.payload["table"]
-    if ev.kind == "seat.leave.v1":
+    if ev.kind != "seat.join.v1":
         if table not in state.seated:
             raise RuleViolation(f"the player is not seated at {table}")
         return
@@ -96,6 +111,8 @@ def judge_seat(state: SeatState, ev: Any, penalties: list[Any] | None = None) ->
 
 def seat_step(state: SeatState, ev: Any) -> SeatState:
     table = ev.payload["table"]
+    if ev.kind in ("seat.sit_out.v1", "seat.return.v1"):
+        return state
     if ev.kind == "seat.join.v1":
         return SeatState(state.seated | {table}, state.refused)
     refused = state.refused + ((ev.at, ev.payload["blind_level"]),) if is_refusal(ev) else state.refused
@@ -112,6 +129,10 @@ class SeatJudge(BaseJudge):
     def admit(self, state: SeatState | None, ev: SignedEvent, world: World) -> None:
         player = ev.stream.split(":", 1)[1]
         judge_seat(state or SeatState(), ev, list(world.state(f"penalty:{player}") or ()))
+        book = world.table_book(ev.payload["table"])
+        problem = book.seat_problem(ev.kind, player, ev.payload) if book is not None else None
+        if problem:
+            raise RuleViolation(f"table {ev.payload['table']}: {problem}")
         if ev.kind == "seat.leave.v1":
             counted = world.hands_at(player, ev.payload["table"])
             if ev.payload["hands_played"] != counted:
@@ -121,6 +142,11 @@ class SeatJudge(BaseJudge):
 
     def settle(self, before: SeatState | None, after: SeatState, ev: SignedEvent, world: World) -> None:
         player = ev.stream.split(":", 1)[1]
+        book = world.table_book(ev.payload["table"])
+        if book is not None:
+            book.seat(ev.kind, player, ev.payload)
+        if ev.kind in ("seat.sit_out.v1", "seat.return.v1"):
+            return
         if ev.kind == "seat.join.v1":
             world.hands[(player, ev.payload["table"])] = 0
         else:

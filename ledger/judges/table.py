@@ -75,6 +75,19 @@ class TableJudge(BaseJudge):
             return replace(state, config=p["config"], config_seq=ev.seq)
         return replace(state, open=False, config=None, config_seq=None)
 
+    def settle(self, before: TableState | None, after: TableState, ev: SignedEvent, world: World) -> None:
+        """A table opened in this run starts an empty book (its events are all in the run);
+        a configuration change sets the book's blinds and ante; a closed table has none."""
+        ident = ev.stream.partition(":")[2]
+        if ev.kind == "table.open.v1":
+            world.books[ident] = world.new_book(after)
+        elif ev.kind == "table.config.v1":
+            book = world.table_book(ident)
+            if book is not None:
+                book.configure(after.config)
+        else:
+            world.books[ident] = None
+
     def admit(self, state: TableState | None, ev: SignedEvent, world: World) -> None:
         ident = ev.stream.partition(":")[2]
         is_open_now = state is not None and state.open

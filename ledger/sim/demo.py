@@ -24,7 +24,6 @@ from typing import Any
 from ledger import rng as rngmod
 from ledger.games import ENGINES, DemoTable, Engine, RoundMoney, play_events
 from ledger.games.cards import deck
-from ledger.games.poker import random_hand
 from ledger.house import PublicDir, active_signer
 from ledger.ingest import IngestSession
 from ledger.keyring import load_keyring
@@ -32,6 +31,7 @@ from ledger.keys import KeyDirectory
 from ledger.log.checkpoints import create_checkpoint
 from ledger.producer import BatchBuilder
 from ledger.sim.incidents import incidents, tournament
+from ledger.sim.poker_seats import PokerSeats
 from ledger.sim.sample import producer_signer
 from ledger.store import Store
 from ledger.timeutil import utc_now
@@ -94,11 +94,15 @@ class _Chips:
             need = max(money.brought.get(player) or 0, money.wagered.get(player, 0), -money.nets.get(player, 0))
             have = stacks.get(player, 0)
             if have < need:
-                amount = BUY_IN_UNIT * -(-(need - have) // BUY_IN_UNIT)
-                self.fund(player, amount)
-                self.b.add(self.cage_signer, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": amount})
-                self.pay(player, amount)
-                stacks[player] = have + amount
+                self.buy(table, player, BUY_IN_UNIT * -(-(need - have) // BUY_IN_UNIT))
+
+    def buy(self, table: str, player: str, amount: int) -> None:
+        """The cage issues ``amount`` in chips to ``player`` at ``table``, from the account."""
+        self.fund(player, amount)
+        self.b.add(self.cage_signer, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": amount})
+        self.pay(player, amount)
+        stacks = self.stacks.setdefault(table, {})
+        stacks[player] = stacks.get(player, 0) + amount
 
     def play(self, table: str, game: str, rules: dict[str, Any], events: list[Any], record: Callable[[], None]
              ) -> None:
@@ -194,6 +198,12 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     b.add(who["cage"], "account:R-ABROAD", "account.location.v1", {"country": "MT", "source": "kyc"})
     chips.deposit("R-ABROAD", 50_000, f"{tag}-r1", method="card")
     b.add(who["game"], "account:R-ABROAD", "account.location.v1", {"country": "IR", "source": "geolocation"})
+    # the configured poker tables: numbered seats, carried stacks, a moving button (ledger.sim.poker_seats)
+    seated_at: dict[str, PokerSeats] = {}
+    for code, (engine, t) in tables.items():
+        if engine.table_book(9, t.config) is not None:
+            seated_at[code] = PokerSeats(f"{tag}-{code}", t.config, 9, chips, b.add, who["floor"])
+            seated_at[code].sit(rng.sample(players, 6))
     shoes: dict[str, _Shoe] = {}
     for code, (engine, t) in tables.items():
         table = f"{tag}-{code}"
@@ -242,7 +252,13 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
             cards = iter(rng.sample(deck(), 52))
             if t.dealing == "live":
                 opening["source"] = f"{engine.equipment}:{table}"
-        opening["rules"], events = engine.demo_round(rng, seated, cards)
+        pk = seated_at.get(code)
+        if pk is not None:
+            pk.between_hands(rng)
+            opening["rules"], events = pk.deal(rng)
+            pk.played(rid, opening["rules"], events, complete=True)
+        else:
+            opening["rules"], events = engine.demo_round(rng, seated, cards)
         money = round_nets(engine.game, opening["rules"], events)
         chips.cover(table, money)
         chips.seat(table, opening["rules"].get("players", []))
@@ -275,18 +291,23 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
                                                               "reference": f"{tag}-q1"})
     b.add(who["cage"], "account:M-QUICK", "cash.withdrawal.v1", {"amount": 399_000, "currency": "EUR",
                                                                  "method": "bank", "reference": f"{tag}-q2"})
-    for k in range(4):  # chip dumping: the same loser folds to the same winner's shove
+    # chip dumping, at a table of its own (PKD): the same loser folds to the same winner's shove
+    dumps = PokerSeats(f"{tag}-PKD", tables["PK"][1].config, 9, chips, b.add, who["floor"])
+    b.add(who["floor"], f"table:{tag}-PKD", "table.open.v1",
+          {"game": "poker", "seats": 9, "currency": "EUR", "config": tables["PK"][1].config})
+    dumps.sit(["C-DUMP", "C-RECV", "C-THIRD"], 20_000)
+    for k in range(4):
         rid = f"round:{tag}-PK-dump-{k}"
-        rules, events = random_hand(rng, ["C-DUMP", "C-RECV", "C-THIRD"], [20_000, 20_000, 20_000], dump=(0, 1))
+        rules, events = dumps.deal(rng, dump=("C-DUMP", "C-RECV"))
+        dumps.played(rid, rules, events, complete=True)
         money = round_nets("poker", rules, events)
-        chips.cover(f"{tag}-PK", money)
-        chips.seat(f"{tag}-PK", rules["players"])
-        b.add(who["game"], rid, "round.open.v1", {"table": f"{tag}-PK", "game": "poker", "rules": rules,
+        chips.cover(f"{tag}-PKD", money)
+        b.add(who["game"], rid, "round.open.v1", {"table": f"{tag}-PKD", "game": "poker", "rules": rules,
                                                   "config": 1})
         for kind, payload in events:
             b.add(who["game"], rid, kind, payload)
         b.add(who["game"], rid, "round.close.v1", {"status": "complete"})
-        chips.settle(f"{tag}-PK", money)
+        chips.settle(f"{tag}-PKD", money)
     # a transfer to an outside party: money in at the cage, sent on to someone else's bank
     b.add(who["cage"], "account:T-PASS", "cash.deposit.v1", {"amount": 500_000, "currency": "EUR", "method": "cash",
                                                              "reference": f"{tag}-t1"})
@@ -294,10 +315,10 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
           {"amount": 480_000, "currency": "EUR", "beneficiary": "bank-NL91ABNA0417164300",
            "beneficiary_type": "external", "reference": f"{tag}-t2"})
     say("a misdeal, a voided coup, a server crash; a bounty tournament")
-    rulings = incidents(b, who, tag, rng, players, _Draw(shoes["BAC"]), chips)
+    rulings = incidents(b, who, tag, rng, players, _Draw(shoes["BAC"]), chips, seated_at["PK"])
     tid = tournament(b, who["game"], tag, rng, players, chips, cage=who["cage"])
     say("counting, cashing out and closing every table")
-    for code in tables:
+    for code in [*tables, "PKD"]:
         chips.close(f"{tag}-{code}")
     for p in players[: len(players) // 2]:  # those who played, and never ran short, cash out part of their deposit
         amount = min(deposits[p] // 2, chips.cage.get(p, 0))
@@ -309,7 +330,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     create_checkpoint(store, keys, public)
     disputed = rounds[rng.randrange(0, len(rounds) // len(codes)) * len(codes)]  # the first table's: a live coup
     return {"events": flow.events, "rounds": flow.rounds, "disputed_round": disputed,
-            "tables": len(tables) + 1, "players": len(players) + 7, "rulings": rulings, "tournament": tid}
+            "tables": len(tables) + 2, "players": len(players) + 7, "rulings": rulings, "tournament": tid}
 
 
 class _Flow:

@@ -33,26 +33,30 @@ def _ruling(b: BatchBuilder, floor: Any, rid: str, effect: str, rule: str, acts_
 
 
 def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random, players: list[str],
-              shoe: Any, chips: Any) -> list[dict[str, str]]:
+              shoe: Any, chips: Any, pk: Any) -> list[dict[str, str]]:
     """The night's three incidents at the demo's poker (``PK``) and live baccarat (``BAC``)
     tables, and a second poker table (``PK2``) opened for the crash; returns the rulings
     as {round, rule, effect}. ``chips.play(table, game, rules, events, add)`` records a
-    complete round with the buy-ins it needs (``ledger.sim.demo``)."""
+    complete round with the buy-ins it needs (``ledger.sim.demo``); ``pk`` deals the poker
+    table's next hand (``ledger.sim.poker_seats.PokerSeats``)."""
     rulings = []
     game, floor = who["game"], who["floor"]
     b.add(floor, f"table:{tag}-PK2", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
-    # 1. a misdeal found right after the deal, before any action: re-dealt exactly (TDA 34 A/B)
-    seated = rng.sample(players, 4)
-    rules, events = poker_hand(random.Random(rng.random()), seated, [10_000] * 4)
-    dealt = [e for e in events if e[0] != "poker.action.v1"][: 2 + 4]  # the blinds and the four hole-card deals
+    # 1. a misdeal found right after the deal, before any action: re-dealt exactly (TDA 34 A/B), with the
+    # same button and stacks (the table's book: ``ledger.games.poker_table``)
+    rules, events = pk.deal(random.Random(rng.random()))
+    posts = sum(1 for kind, _ in events if kind == "poker.post.v1")
+    dealt = [e for e in events if e[0] != "poker.action.v1"][: posts + len(rules["players"])]  # posts, hole cards
     rid = f"round:{tag}-PK-misdeal"
-    chips.seat(f"{tag}-PK", seated)
     opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules, "config": 1}
     _add_round(b, game, rid, opening, dealt)
     rulings.append(_ruling(b, floor, rid, "misdeal", "002 TDA 34 A", [event_ref(rid, len(dealt) + 1)],
                            "the first card went to the wrong seat", redeal=f"{tag}-PK-redeal"))
     b.add(game, rid, "round.close.v1", {"status": "void"})
-    _, again = poker_hand(random.Random(rng.random()), seated, [10_000] * 4)
+    pk.played(rid, rules, dealt, complete=False)
+    again_rules, again = pk.deal(random.Random(rng.random()))
+    assert again_rules == rules
+    pk.played(f"{tag}-PK-redeal", rules, again, complete=True)
     chips.play(f"{tag}-PK", "poker", rules, again, lambda: _add_round(b, game, f"round:{tag}-PK-redeal", opening,
                                                                        again + [("round.close.v1",
                                                                                  {"status": "complete"})]))

@@ -264,6 +264,11 @@ class Store:
         """Stored events of one kind with notification ids above ``after``, in order."""
         return self._rows_where("topic = ? AND {id} > ?", (kind, after))
 
+    def rows_of_kinds_after(self, kinds: Sequence[str], after: int) -> list[Row]:
+        """Stored events of any of ``kinds`` with notification ids above ``after``, in order."""
+        marks = ", ".join("?" * len(kinds))
+        return self._rows_where(f"topic IN ({marks}) AND {{id}} > ?", (*kinds, after))
+
     def stream_rows(self, stream: str) -> list[Row]:
         """One stream's rows with their notification ids, in notification order."""
         return self._rows_where("originator_id = ?", (stream,))

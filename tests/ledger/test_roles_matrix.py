@@ -39,6 +39,8 @@ EXTRA_PAYLOADS: dict[str, dict[str, Any]] = {
     "shoe.cut_card.v1": {"round": "R1"},
     "seat.join.v1": {"table": "T", "blind_level": "50/100"},
     "seat.leave.v1": {"table": "T", "blind_level": "50/100", "hands_played": 3, "others_seated": 2},
+    "seat.sit_out.v1": {"table": "T"},
+    "seat.return.v1": {"table": "T"},
     "shoe.deck_replaced.v1": {"deck": 1, "reason": "drill",
                               "video": {"camera": "c", "start": NOW, "end": NOW, "sha256": "0" * 64}},
     "tournament.cancel.v1": {"paid": {}},

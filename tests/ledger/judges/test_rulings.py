@@ -45,17 +45,20 @@ class Room:
     def refused(self, b: BatchBuilder) -> str:
         return refused(self.ledger.store, b)
 
-    def poker_table(self, b: BatchBuilder, table: str = "PK", seats: int = 9, config: dict | None = None) -> None:  # type: ignore[type-arg]
-        """The table, and each player's chips there, issued by the cage (projections.table_chips)."""
+    def poker_table(self, b: BatchBuilder, table: str = "PK", seats: int = 9, config: dict | None = None,  # type: ignore[type-arg]
+                    players: list[str] = PLAYERS, buy: int = 1_000_000) -> None:
+        """The table, each player in a numbered seat (1, 2, ...), and each player's chips
+        there, ``buy`` issued by the cage (projections.table_chips; at a configured table
+        the first hand's starting stacks, ``ledger.games.poker_table``)."""
         opening: dict[str, Any] = {"game": "poker", "seats": seats, "currency": "EUR"}
         if config is not None:
             opening["config"] = config
         b.add(self.floor if config else self.game, f"table:{table}", "table.open.v1", opening)
-        for player in PLAYERS:
+        for n, player in enumerate(players, start=1):
             b.add(self.cage, f"account:{player}", "cash.deposit.v1",
                   {"amount": 1_000_000, "currency": "EUR", "method": "cash", "reference": f"{table}-{player}"})
-            b.add(self.cage, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": 1_000_000})
-            b.add(self.game, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100"})
+            b.add(self.cage, f"chips:{table}", "chips.buy_in.v1", {"player": player, "amount": buy})
+            b.add(self.game, f"seat:{player}", "seat.join.v1", {"table": table, "blind_level": "50/100", "seat": n})
 
     def hand(self, b: BatchBuilder, rid: str, actions: list[str], table: str = "PK", close: bool = False,
              stacks: int = 10_000) -> dict[str, Any]:
@@ -369,7 +372,7 @@ def test_a_fold_out_of_turn_always_binds_TDA_38(ledger) -> None:  # type: ignore
 def test_dealing_miss_on_third_street_pays_each_player_a_big_bet_001(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b, seats=7, config=STUD_TABLE)
+    room.poker_table(b, seats=7, config=STUD_TABLE, players=PLAYERS[:3], buy=1_000)
     hand = {"variant": "F7S", "antes": [5] * 3, "bring_in": 10, "small_bet": 20, "big_bet": 40,
             "starting_stacks": [1_000] * 3, "players": PLAYERS[:3],
             "actions": ["d dh p1 ????7c", "d dh p2 ????Kd", "d dh p3 ????2h"]}
@@ -522,7 +525,7 @@ def _stud(ledger) -> Any:  # type: ignore[no-untyped-def]
 def test_a_flying_call_still_valid_stands_as_made_001_alpha(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b, seats=7, config=STUD_TABLE)
+    room.poker_table(b, seats=7, config=STUD_TABLE, players=PLAYERS[:3], buy=1_000)
     _stud_third_street(room, b)
     _flying(room, b, "call", 10)  # BOB calls the bring-in before ANN has acted
     _act(room, b, 1, "call", rid="round:S-1")  # ANN calls: the action to BOB has not changed
@@ -538,7 +541,7 @@ def test_a_flying_call_still_valid_stands_as_made_001_alpha(ledger) -> None:  # 
 def test_a_flying_call_no_longer_valid_folded_leaves_its_chips_in_the_pot_001_beta(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b, seats=7, config=STUD_TABLE)
+    room.poker_table(b, seats=7, config=STUD_TABLE, players=PLAYERS[:3], buy=1_000)
     _stud_third_street(room, b)
     _flying(room, b, "call", 10)
     _act(room, b, 1, "complete", 20, rid="round:S-1")  # ANN completes: the flying call is no longer valid
@@ -550,7 +553,7 @@ def test_a_flying_call_no_longer_valid_folded_leaves_its_chips_in_the_pot_001_be
 def test_a_flying_check_pays_the_big_bet_then_only_calls_or_folds_001_beta(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b, seats=7, config=STUD_TABLE)
+    room.poker_table(b, seats=7, config=STUD_TABLE, players=PLAYERS[:3], buy=1_000)
     _stud_third_street(room, b)
     _flying(room, b, "check", 0)  # there is a bring-in to call: a check is not valid at BOB's turn
     _act(room, b, 1, "call", rid="round:S-1")
@@ -567,7 +570,7 @@ def test_a_flying_check_pays_the_big_bet_then_only_calls_or_folds_001_beta(ledge
 def test_a_flying_all_in_is_void_and_folds_half_the_chips_back_001(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b, seats=7, config=STUD_TABLE)
+    room.poker_table(b, seats=7, config=STUD_TABLE, players=PLAYERS[:3], buy=1_000)
     _stud_third_street(room, b)
     _flying(room, b, "all_in", 995)
     room.store(b)
@@ -578,7 +581,7 @@ def test_a_flying_all_in_is_void_and_folds_half_the_chips_back_001(ledger) -> No
 def test_a_third_flying_action_folds_the_hand_001(ledger) -> None:  # type: ignore[no-untyped-def]
     room = Room(ledger)
     b = room.batch()
-    room.poker_table(b, seats=7, config=STUD_TABLE)
+    room.poker_table(b, seats=7, config=STUD_TABLE, players=PLAYERS[:3], buy=1_000)
     _stud_third_street(room, b)
     for _ in range(2):
         _flying(room, b, "call", 10)
