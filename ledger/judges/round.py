@@ -335,6 +335,10 @@ class RoundJudge(BaseJudge):
             if opening.payload["game"] != ev.payload["game"]:
                 raise EventError("rule", f"table {table} deals {opening.payload['game']}, not {ev.payload['game']}")
             imported = world.role_of(ev) == "importer"
+            if imported and world.role_of(opening) != "importer":
+                raise EventError("rule", f"table {table} is the house's (opened by a {world.role_of(opening)} key): an"
+                                         " imported hand history goes to a table its importer opened, not into the"
+                                         " rounds of a table the house deals")
             check_config(ev, ts, imported)
             check_source(ev, opening, world)
             if not imported:

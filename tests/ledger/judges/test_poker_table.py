@@ -200,3 +200,22 @@ def test_a_new_player_posts_a_big_blind_or_waits_for_it_000_initial_fee(ledger) 
     _hand(room, b, "round:PT-2", ["BOB", "CAT", "DAN", "EVE", "ANN"], [10_050, 10_000, 10_000, 10_000, 9_950],
           [50, 100, 0, -100, 0], ["p3 f", "p4 f", "p5 f", "p1 f"])
     _ok(room, b)
+
+
+def test_an_imported_hand_is_not_dealt_at_a_table_the_house_deals(ledger) -> None:  # type: ignore[no-untyped-def]
+    """An importer's key signs other rooms' histories, which are bound to none of this
+    room's tables: it may not put a hand, free of the table's state, at a house table."""
+    from ledger.sim.sample import producer_signer
+
+    room = _room(ledger)
+    importer = producer_signer(ledger.store, ledger.keys, "importer:pt", "importer", ["table:*"])
+    b = room.batch()
+    hand = {"variant": "NT", "antes": [0] * 2, "blinds_or_straddles": [50, 100], "min_bet": 100,
+            "starting_stacks": [90_000, 10], "players": ["ANN", "BOB"], "actions": ["d dh p1 AcKd", "d dh p2 7h7s"]}
+    rules, events, _ = hand_events(hand, complete=False)
+    add_round(b, importer, "round:PT-X", "PT", "poker", events, rules=rules, close=False, config=1)
+    _no(room, b, "an imported hand history goes to a table its importer opened")
+    b = room.batch()
+    b.add(importer, "table:IMP", "table.open.v1", {"game": "poker", "seats": 9, "currency": "CHIP"})
+    add_round(b, importer, "round:IMP-1", "IMP", "poker", events, rules=rules, close=False)
+    _ok(room, b)
