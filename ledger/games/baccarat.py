@@ -187,7 +187,8 @@ class BaccaratEngine(EngineDefaults):
     def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
         return ((payload["spot"], payload["amount"]),) if kind == "baccarat.bet.v1" else ()
     house_edges = {"baccarat": "exact enumeration of every card sequence of a full 8-deck shoe"}
-    demo_tables = (DemoTable("BAC", "live", decks=8, cut=7), DemoTable("OBAC", "rng", signer="game"))
+    demo_tables = (DemoTable("BAC", "live", decks=8, cut=7, config={"limits": {"*": {"min": 100, "max": 100_000}}}),
+                   DemoTable("OBAC", "rng", signer="game", config={"limits": {"*": {"min": 100, "max": 100_000}}}))
 
     def cut_problem(self, decks: int, from_back: int) -> str | None:
         if from_back != 7:

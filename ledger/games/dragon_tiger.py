@@ -140,7 +140,7 @@ class DragonTigerEngine(EngineDefaults):
         return ((payload["spot"], payload["amount"]),) if kind == "dragon_tiger.bet.v1" else ()
     house_edges = {"dragon-tiger": "exact enumeration of the two cards' ranks from a full shoe (8 decks), each pair"
                                    " weighted by its count"}
-    demo_tables = (DemoTable("DT", "live", decks=8, cut=52),)
+    demo_tables = (DemoTable("DT", "live", decks=8, cut=52, config={"limits": {"*": {"min": 100, "max": 100_000}}}),)
 
     def start(self, rules: dict[str, Any]) -> DragonTigerState:
         return DragonTigerState(parse_rules(DragonTigerRules, rules, "dragon-tiger"))

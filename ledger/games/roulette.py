@@ -204,7 +204,7 @@ class RouletteEngine(EngineDefaults):
         return ((payload["bet"], payload["amount"]),) if kind == "roulette.bet.v1" else ()
     house_edges = {"roulette-european": "exact enumeration of equally likely pockets",
                    "roulette-american": "exact enumeration of equally likely pockets"}
-    demo_tables = (DemoTable("RL", "live"),)
+    demo_tables = (DemoTable("RL", "live", config={"limits": {"*": {"min": 100, "max": 100_000}}}),)
 
     def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
         return house_edge(name.split("-")[1])

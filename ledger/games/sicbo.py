@@ -158,7 +158,7 @@ class SicBoEngine(EngineDefaults):
     def stakes(self, kind: str, payload: dict[str, Any]) -> tuple[tuple[str, int], ...]:
         return ((payload["bet"], payload["amount"]),) if kind == "sicbo.bet.v1" else ()
     house_edges = {"sicbo": "exact enumeration of the 216 equally likely throws (004 paytable, totals as configured)"}
-    demo_tables = (DemoTable("SB", "live"),)
+    demo_tables = (DemoTable("SB", "live", config={"limits": {"*": {"min": 100, "max": 100_000}}}),)
 
     def house_edge(self, name: str) -> dict[str, dict[str, Any]]:
         return house_edge()

@@ -132,7 +132,10 @@ def check_limits(rs: RoundState, kind: str, p: dict[str, Any]) -> None:
     for bet_type, amount in rs.engine.stakes(kind, p):
         limit = next((lim for lim in rs.limits if lim[0] == bet_type), None) or next(
             (lim for lim in rs.limits if lim[0] == "*"), None)
-        if limit is not None and not limit[1] <= amount <= limit[2]:
+        if limit is None:
+            raise RuleViolation(f"the table posts no limits for a {bet_type} bet (nor for every other type, '*'):"
+                                f" it takes none ({LIMITS_RULE})")
+        if not limit[1] <= amount <= limit[2]:
             raise RuleViolation(f"a {bet_type} bet of {amount} is outside the table's limits {limit[1]}-{limit[2]}"
                                 f" ({LIMITS_RULE})")
 

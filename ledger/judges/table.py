@@ -46,6 +46,9 @@ def config_problem(game: str, config: dict[str, Any], seats: int) -> str | None:
     if engine is None:
         return None if not config.get("rules") else f"{game} has no engine: its tables have no house options"
     rules = config.get("rules", {})
+    if engine.banking == "house" and not config.get("limits"):
+        return ("a house-banked table posts its minimum and maximum bets (000 II 2.1.7, III 1.3(a), IV 2.1.4: the"
+                " game screen shows them): the configuration sets limits")
     theirs = sorted(set(rules) & engine.round_keys)
     if theirs:
         return f"{', '.join(theirs)} {'is' if len(theirs) == 1 else 'are'} stated by each round, not configured"

@@ -315,7 +315,7 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
           {"amount": 480_000, "currency": "EUR", "beneficiary": "bank-NL91ABNA0417164300",
            "beneficiary_type": "external", "reference": f"{tag}-t2"})
     say("a misdeal, a voided coup, a server crash; a bounty tournament")
-    rulings = incidents(b, who, tag, rng, players, _Draw(shoes["BAC"]), chips, seated_at["PK"])
+    rulings = incidents(b, who, tag, rng, players, _Draw(shoes["BAC"]), chips, seated_at["PK"], config_seq)
     tid = tournament(b, who["game"], tag, rng, players, chips, cage=who["cage"])
     say("counting, cashing out and closing every table")
     for code in [*tables, "PKD"]:

@@ -33,12 +33,13 @@ def _ruling(b: BatchBuilder, floor: Any, rid: str, effect: str, rule: str, acts_
 
 
 def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random, players: list[str],
-              shoe: Any, chips: Any, pk: Any) -> list[dict[str, str]]:
+              shoe: Any, chips: Any, pk: Any, config_seq: dict[str, int]) -> list[dict[str, str]]:
     """The night's three incidents at the demo's poker (``PK``) and live baccarat (``BAC``)
     tables, and a second poker table (``PK2``) opened for the crash; returns the rulings
     as {round, rule, effect}. ``chips.play(table, game, rules, events, add)`` records a
     complete round with the buy-ins it needs (``ledger.sim.demo``); ``pk`` deals the poker
-    table's next hand (``ledger.sim.poker_seats.PokerSeats``)."""
+    table's next hand (``ledger.sim.poker_seats.PokerSeats``); ``config_seq`` is the table
+    event whose configuration each table's rounds cite, by table code."""
     rulings = []
     game, floor = who["game"], who["floor"]
     b.add(floor, f"table:{tag}-PK2", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
@@ -48,7 +49,7 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     posts = sum(1 for kind, _ in events if kind == "poker.post.v1")
     dealt = [e for e in events if e[0] != "poker.action.v1"][: posts + len(rules["players"])]  # posts, hole cards
     rid = f"round:{tag}-PK-misdeal"
-    opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules, "config": 1}
+    opening = {"table": f"{tag}-PK", "game": "poker", "rules": rules, "config": config_seq["PK"]}
     _add_round(b, game, rid, opening, dealt)
     rulings.append(_ruling(b, floor, rid, "misdeal", "002 TDA 34 A", [event_ref(rid, len(dealt) + 1)],
                            "the first card went to the wrong seat", redeal=f"{tag}-PK-redeal"))
@@ -64,7 +65,8 @@ def incidents(b: BatchBuilder, who: dict[str, Any], tag: str, rng: random.Random
     rid = f"round:{tag}-BAC-void"
     coup = coup_events([(p, "banker", 1000) for p in rng.sample(players, 3)], shoe)
     cards = [i for i, (k, _) in enumerate(coup) if k == "baccarat.card.v1"]
-    _add_round(b, who["dealer"], rid, {"table": f"{tag}-BAC", "game": "baccarat", "rules": {}, "config": 1,
+    _add_round(b, who["dealer"], rid, {"table": f"{tag}-BAC", "game": "baccarat", "rules": {},
+                                       "config": config_seq["BAC"],
                                        "source": f"shoe:{tag}-BAC"}, coup[: cards[2] + 1])
     rulings.append(_ruling(b, floor, rid, "void", "000 II 2.1.8", [event_ref(rid, cards[2] + 2)],
                            "the shoe's card reader failed: a system malfunction voids all pays and plays"))

@@ -39,11 +39,19 @@ def _no(room: Room, b: BatchBuilder, reason: str) -> None:
     assert reason in text, text
 
 
+POSTED = {"*": {"min": 1, "max": 10_000_000}}
+"""The limits a test's house-banked table posts when the test is not about limits (a
+configuration of a house-banked game without limits is refused:
+``test_a_house_banked_table_posts_its_limits_000_II_2_1_7``)."""
+
+
 def _table(room: Room, b: BatchBuilder, table: str, game: str, config: dict[str, Any] | None, seats: int = 7,
            signer: Any = None, dealing: str | None = None) -> None:
     payload: dict[str, Any] = {"game": game, "seats": seats, "currency": "EUR"}
     if config is not None:
         payload["config"] = config
+        if ENGINES[game].banking == "house" and "limits" not in config:
+            payload["config"] = {**config, "limits": POSTED}
     if dealing:
         payload["dealing"] = dealing
     b.add(signer or room.floor, f"table:{table}", "table.open.v1", payload)
@@ -78,7 +86,7 @@ def test_table_configuration_is_the_floors_not_a_producers_issue_15_point_1(ledg
     _table(room, b, "BJ", "blackjack", {"rules": {"blackjack_pays": [3, 2]}})
     _ok(room, b)
     b = room.batch()  # and a producer cannot change it afterwards
-    b.add(room.game, "table:BJ", "table.config.v1", {"config": {"rules": {"blackjack_pays": [6, 5]}}})
+    b.add(room.game, "table:BJ", "table.config.v1", {"config": {"rules": {"blackjack_pays": [6, 5]}, "limits": POSTED}})
     assert ingest(ledger.store, b.lines()).status == "rejected"
 
 
@@ -150,13 +158,13 @@ def test_a_round_cites_the_configuration_in_force_when_it_opened_issue_15_point_
     room = Room(ledger)
     b = room.batch()
     _table(room, b, "B", "baccarat", {"rules": {"commission_bp": 500}})
-    b.add(room.floor, "table:B", "table.config.v1", {"config": {"rules": {"commission_bp": 400}},
+    b.add(room.floor, "table:B", "table.config.v1", {"config": {"rules": {"commission_bp": 400}, "limits": POSTED},
                                                      "reason": "a promotion"})
     _coup(room, b, "round:B-1", "B", [("ANN", "banker", 1000)], iter(deck()), config=1)  # stale
     _no(room, b, "configuration in force is seq 2 of table:B")
     b = room.batch()
     _table(room, b, "B", "baccarat", {"rules": {"commission_bp": 500}})
-    b.add(room.floor, "table:B", "table.config.v1", {"config": {"rules": {"commission_bp": 400}},
+    b.add(room.floor, "table:B", "table.config.v1", {"config": {"rules": {"commission_bp": 400}, "limits": POSTED},
                                                      "reason": "a promotion"})
     _coup(room, b, "round:B-1", "B", [("ANN", "banker", 1000)], iter(deck()), config=2,
           rules={"commission_bp": 400})
@@ -193,6 +201,25 @@ def test_every_bet_within_the_table_limits_000_II_2_1_7_III_1_3_a_IV_2_1_4(ledge
     b = room.batch()
     _table(room, b, "B", "baccarat", config)
     _coup(room, b, "round:B-1", "B", [("ANN", "banker", 500_000), ("BOB", "tie", 500)], iter(deck()))
+    _ok(room, b)
+
+
+def test_a_house_banked_table_posts_its_limits_000_II_2_1_7(ledger) -> None:  # type: ignore[no-untyped-def]
+    """000 II 2.1.7 / IV 2.1.4: the game screen shows the minimum and maximum bet, so a
+    house-banked table's configuration sets them; a bet of a type with no posted limit
+    (and no ``*``) is refused, not taken without one."""
+    room = Room(ledger)
+    b = room.batch()
+    b.add(room.floor, "table:B", "table.open.v1",
+          {"game": "baccarat", "seats": 7, "currency": "EUR", "config": {"rules": {"decks": 8}}})
+    _no(room, b, "a house-banked table posts its minimum and maximum bets")
+    b = room.batch()
+    _table(room, b, "B", "baccarat", {"limits": {"banker": {"min": 500, "max": 500_000}}})
+    _coup(room, b, "round:B-1", "B", [("ANN", "player", 1_000)], iter(deck()))
+    _no(room, b, "the table posts no limits for a player bet")
+    b = room.batch()
+    _table(room, b, "B", "baccarat", {"limits": {"banker": {"min": 500, "max": 500_000}}})
+    _coup(room, b, "round:B-1", "B", [("ANN", "banker", 1_000)], iter(deck()))
     _ok(room, b)
 
 
