@@ -259,6 +259,14 @@ class IngestSession:
         self.ring = load_keyring(self.store)
         self.world = World(self.store, self.ring, self.clock)
         self._stale = False
+        self._seen = self.store.max_notification_id()
+
+    def _others_wrote(self) -> bool:
+        """Whether another writer stored events since this session last read or wrote the
+        store. The world keeps state that spans streams (a shoe's card count, a poker
+        table's book, the hands a player was dealt): judged against it, a batch must see
+        every event stored before it, not only those of the streams it touches."""
+        return self.store.max_notification_id() != self._seen
 
     def _ring_moved(self) -> bool:
         """Whether the key ring changed since the session read it (a key revoked, registered
@@ -279,7 +287,7 @@ class IngestSession:
         for attempt in range(self.retries + 1):
             self.attempts += 1
             try:
-                if self._stale or self._ring_moved():  # re-read heads and key ring
+                if self._stale or self._ring_moved() or self._others_wrote():  # re-read heads, key ring, state
                     self._fresh()
                 report = _ingest(self.store, items, self.world)
             except (StoreError, PersistenceError) as exc:  # the database failed (a conflict is reported by _ingest)
@@ -295,6 +303,7 @@ class IngestSession:
             report.received = write_receipt(self.store, self.receipts, self.clock)
         if report.ok:
             self.world.forget_stored()
+            self._seen = self.store.max_notification_id()
         elif report.status == "failed" or any(
                 not isinstance(it, Rejection) and it.stream == KEYRING_STREAM for _, it in items):
             self._stale = True  # re-read the store (and key ring) before the next batch

@@ -219,3 +219,26 @@ def test_an_imported_hand_is_not_dealt_at_a_table_the_house_deals(ledger) -> Non
     b.add(importer, "table:IMP", "table.open.v1", {"game": "poker", "seats": 9, "currency": "CHIP"})
     add_round(b, importer, "round:IMP-1", "IMP", "poker", events, rules=rules, close=False)
     _ok(room, b)
+
+
+def test_a_session_judges_against_what_another_writer_stored_meanwhile(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Two ingest sessions on one ledger: the table's book one of them built is not used
+    after the other stored a hand there; the hand dealt twice is refused."""
+    from ledger.ingest import IngestSession
+    from tests.helpers import RECEIPTS
+
+    room = _room(ledger)
+    first = IngestSession(ledger.store, receipts=RECEIPTS.get(id(ledger.store)))
+    other = IngestSession(ledger.store, receipts=RECEIPTS.get(id(ledger.store)))
+    b = room.batch()
+    b.add(room.cage, "chips:PT", "chips.buy_in.v1", {"player": "ANN", "amount": 1})  # ``other`` reads the book
+    assert other.send(b.lines()).status == "stored"
+    b = room.batch()
+    _hand(room, b, "round:PT-1", ["ANN", "BOB", "CAT", "DAN"], [10_001, 10_000, 10_000, 10_000], [50, 100, 0, 0],
+          ["p3 f", "p4 f", "p1 f"])
+    assert first.send(b.lines()).status == "stored"
+    b = room.batch()  # the same first hand again, through the session that had not seen it
+    _hand(room, b, "round:PT-1b", ["ANN", "BOB", "CAT", "DAN"], [10_001, 10_000, 10_000, 10_000], [50, 100, 0, 0],
+          ["p3 f", "p4 f", "p1 f"])
+    report = other.send(b.lines())
+    assert report.status == "rejected" and "but the table deals ['BOB', 'CAT', 'DAN', 'ANN']" in report.rejections[0].reason
