@@ -224,14 +224,8 @@ class Book:
                 return (f"{s.player} is in seat {n}, not sitting out, with chips: dealt in (TDA 29: a player at the"
                         " table when the first card is dealt has a live hand; away, they sit out with"
                         " seat.sit_out)")
-        button = None
-        if self.bb is None and self.blinds is not None and len(players) >= 2:
-            last = players[1] if len(players) == 2 else players[-1]
-            button = self.seat_of(last)
-        elif self.bb is None:
-            button = self.seat_of(players[-1]) if players else None
         try:
-            expected, _ = self.next_hand(set(players), button)
+            expected, _ = self.next_hand(set(players), self._drawn_button(players))
         except ValueError as exc:
             return str(exc)
         if self.blinds is None:  # no positions: the order is the round's; stacks and antes are the table's
@@ -248,6 +242,12 @@ class Book:
             if got != expected[key]:
                 return f"{key} is {got}, but the table deals {expected[key]} ({self._why(key)})"
         return None
+
+    def _drawn_button(self, players: list[str]) -> int | None:
+        """The first hand's button, where the floor drew it, as the hand states it: the seat
+        of the last player in its order (heads-up too, PHH's order being big blind, button);
+        None once the book has positions of its own."""
+        return self.seat_of(players[-1]) if self.bb is None and players else None
 
     @staticmethod
     def _why(key: str) -> str:
@@ -266,13 +266,9 @@ class Book:
         players = list(rules["players"])
         self.before = copy.deepcopy((self.seats, self.button, self.sb, self.bb))
         if self.blinds is not None:
-            first = self.bb is None
-            button = None
-            if first:
-                button = self.seat_of(players[1] if len(players) == 2 else players[-1])
             prev_bb = self.bb
-            _, (btn, sb, bb) = self.next_hand(set(players), button)
-            if not first and prev_bb is not None:
+            _, (btn, sb, bb) = self.next_hand(set(players), self._drawn_button(players))
+            if prev_bb is not None:
                 skipped = {n for n in range(1, self.size + 1) if 0 < (n - prev_bb) % self.size < (bb - prev_bb) % self.size}
                 for n, s in self.seats.items():
                     if s.player in players or not s.dealt:

@@ -154,6 +154,10 @@ def test_starting_stacks_carry_from_the_last_hand_plus_chips_bought_since_000_re
     b = room.batch()  # nor are the chips in it cashed out
     b.add(room.cage, "chips:PT", "chips.cash_out.v1", {"player": "DAN", "amount": 10_000})
     _no(room, b, "DAN holds 0 in chips at the table, besides those in the hand in progress (round:PT-2)")
+    b = room.batch()  # nor does a player in it leave the table
+    b.add(room.game, "seat:DAN", "seat.leave.v1",
+          {"table": "PT", "blind_level": "50/100", "hands_played": 2, "others_seated": 3})
+    _no(room, b, "DAN is in the hand in progress (round:PT-2): they leave once it is over")
     b = room.batch()
     b.add(room.floor, "incident:crash-1", "incident.server_crash.v1",
           {"started": "2026-11-20T21:00:00Z", "reason": "game server crashed"})
