@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ledger.clock import Clock
@@ -244,23 +244,39 @@ class World:
             return book
         from ledger.judges.round import walk
 
+        def final(stream: str) -> dict[str, int]:
+            rs, _ = walk(self.store.stream_events(stream), self.store.event_at)
+            return rs.engine.final_chips(rs.st) if rs is not None and rs.engine is not None else {}
+
         for row in self.store.rows_of_kinds_after(self.BOOK_KINDS, opens[-1]):
             ev = event_from_stored(row.state)
-            p = ev.payload
-            if row.kind.startswith("seat."):
-                if p["table"] == table:
-                    book.seat(row.kind, row.stream.partition(":")[2], p)
-            elif row.kind.startswith("chips."):
-                if row.stream == f"chips:{table}":
-                    book.chips(row.kind, p["player"], p["amount"])
-            elif row.kind == "round.open.v1":
-                if p["table"] == table and self.ring.keys[ev.key_id].role != "importer":
-                    book.open_hand(row.stream, p["rules"])
-            elif row.stream == book.hand:
-                rs, _ = walk(self.store.stream_events(row.stream), self.store.event_at)
-                engine = rs.engine if rs is not None and p["status"] == "complete" else None
-                book.close_hand(row.stream, engine.final_chips(rs.st) if engine is not None and rs else None)
+            at_table = (row.stream == f"chips:{table}" if row.kind.startswith("chips.") else
+                        row.stream == book.hand if row.kind == "round.close.v1" else ev.payload["table"] == table)
+            if at_table:
+                self._feed(book, ev, lambda: final(row.stream))
         return book
+
+    def advance_book(self, table: str, ev: SignedEvent, final: Callable[[], dict[str, int]] | None = None) -> None:
+        """At ingest: an accepted event of ``table`` advances its book, if it keeps one
+        (``final()``: a closing hand's final stacks, from its engine)."""
+        book = self.table_book(table)
+        if book is not None:
+            self._feed(book, ev, final)
+
+    def _feed(self, book: Any, ev: SignedEvent, final: Callable[[], dict[str, int]] | None) -> None:
+        """One event of the book's table advances it, alike at ingest and when the book is
+        rebuilt from the store: seats, chips issued and redeemed, a hand dealt (not an
+        imported one), a hand over (void: as it started)."""
+        kind, p = ev.kind, ev.payload
+        if kind.startswith("seat."):
+            book.seat(kind, ev.stream.partition(":")[2], p)
+        elif kind in ("chips.buy_in.v1", "chips.cash_out.v1"):
+            book.chips(kind, p["player"], p["amount"])
+        elif kind == "round.open.v1":
+            if self.role_of(ev) != "importer":
+                book.open_hand(ev.stream, p["rules"])
+        elif kind == "round.close.v1" and ev.stream == book.hand:
+            book.close_hand(ev.stream, final() if p["status"] == "complete" and final is not None else None)
 
     def accept(self, ev: PackedEvent) -> None:
         """The chain holds: ``ev`` is the stream's new head (judged after, on its merits)."""

@@ -39,9 +39,7 @@ class ChipsJudge(BaseJudge):
         """The chips the cage issues or redeems at a table are the players' stacks there
         between hands (``ledger.games.poker_table``)."""
         if ev.kind != "chips.count.v1":
-            book = world.table_book(ev.stream.partition(":")[2])
-            if book is not None:
-                book.chips(ev.kind, ev.payload["player"], ev.payload["amount"])
+            world.advance_book(ev.stream.partition(":")[2], ev)
 
 
 register_judge(AccountJudge())

@@ -286,14 +286,10 @@ class RoundJudge(BaseJudge):
         if ev.kind == "round.open.v1":  # each player named was dealt a hand here (000 leaving table policy)
             for player in ev.payload["rules"].get("players") or ():
                 world.hands[(player, ev.payload["table"])] = world.hands_at(player, ev.payload["table"]) + 1
-            book = world.table_book(after.table)
-            if book is not None and world.role_of(ev) != "importer":
-                book.open_hand(ev.stream, ev.payload["rules"])
-        elif ev.kind == "round.close.v1":
-            book = world.table_book(after.table)
-            if book is not None and book.hand == ev.stream:
-                engine = after.engine if ev.payload["status"] == "complete" else None
-                book.close_hand(ev.stream, engine.final_chips(after.st) if engine is not None else None)
+            world.advance_book(after.table, ev)
+        elif ev.kind == "round.close.v1" and after.engine is not None:
+            engine = after.engine
+            world.advance_book(after.table, ev, lambda: engine.final_chips(after.st))
         self._count_cards(before, after, ev, world)
 
     def _count_cards(self, before: RoundState | None, after: RoundState, ev: SignedEvent, world: World) -> None:

@@ -142,9 +142,7 @@ class SeatJudge(BaseJudge):
 
     def settle(self, before: SeatState | None, after: SeatState, ev: SignedEvent, world: World) -> None:
         player = ev.stream.split(":", 1)[1]
-        book = world.table_book(ev.payload["table"])
-        if book is not None:
-            book.seat(ev.kind, player, ev.payload)
+        world.advance_book(ev.payload["table"], ev)
         if ev.kind in ("seat.sit_out.v1", "seat.return.v1"):
             return
         if ev.kind == "seat.join.v1":

@@ -85,7 +85,7 @@ class TableJudge(BaseJudge):
         if ev.kind == "table.open.v1":
             world.books[ident] = world.new_book(after)
         elif ev.kind == "table.config.v1":
-            book = world.table_book(ident)
+            book = world.books.get(ident)  # a book not read yet is built with the latest configuration
             if book is not None:
                 book.configure(after.config)
         else:

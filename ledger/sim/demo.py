@@ -201,8 +201,9 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     # the configured poker tables: numbered seats, carried stacks, a moving button (ledger.sim.poker_seats)
     seated_at: dict[str, PokerSeats] = {}
     for code, (engine, t) in tables.items():
-        if engine.table_book(9, t.config) is not None:
-            seated_at[code] = PokerSeats(f"{tag}-{code}", t.config, 9, chips, b.add, who["floor"])
+        book = engine.table_book(9, t.config)
+        if book is not None:
+            seated_at[code] = PokerSeats(f"{tag}-{code}", t.config, book, chips, b.add, who["floor"])
             seated_at[code].sit(rng.sample(players, 6))
     shoes: dict[str, _Shoe] = {}
     for code, (engine, t) in tables.items():
@@ -292,9 +293,11 @@ def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7,
     b.add(who["cage"], "account:M-QUICK", "cash.withdrawal.v1", {"amount": 399_000, "currency": "EUR",
                                                                  "method": "bank", "reference": f"{tag}-q2"})
     # chip dumping, at a table of its own (PKD): the same loser folds to the same winner's shove
-    dumps = PokerSeats(f"{tag}-PKD", tables["PK"][1].config, 9, chips, b.add, who["floor"])
+    pk_engine, pk_table = tables["PK"]
+    dumps = PokerSeats(f"{tag}-PKD", pk_table.config, pk_engine.table_book(9, pk_table.config), chips, b.add,
+                       who["floor"])
     b.add(who["floor"], f"table:{tag}-PKD", "table.open.v1",
-          {"game": "poker", "seats": 9, "currency": "EUR", "config": tables["PK"][1].config})
+          {"game": "poker", "seats": 9, "currency": "EUR", "config": pk_table.config})
     dumps.sit(["C-DUMP", "C-RECV", "C-THIRD"], 20_000)
     for k in range(4):
         rid = f"round:{tag}-PK-dump-{k}"

@@ -17,14 +17,12 @@ BUY_IN = 10_000
 
 
 class PokerSeats:
-    """One configured poker table of the demo. ``chips`` is the demo's ``_Chips`` (the
-    cage's buy-ins and each player's chips at each table); ``add(signer, stream, kind,
-    payload)`` records a seat event."""
+    """One configured poker table of the demo and its ``book`` (``Engine.table_book``).
+    ``chips`` is the demo's ``_Chips`` (the cage's buy-ins and each player's chips at each
+    table); ``add(signer, stream, kind, payload)`` records a seat event."""
 
-    def __init__(self, table: str, config: dict[str, Any], seats: int, chips: Any, add: Any, signer: Any):
-        self.table, self.config, self.chips, self.add, self.signer = table, config, chips, add, signer
-        self.book = Book(seats, None)
-        self.book.configure(config)
+    def __init__(self, table: str, config: dict[str, Any], book: Book, chips: Any, add: Any, signer: Any):
+        self.table, self.config, self.book, self.chips, self.add, self.signer = table, config, book, chips, add, signer
 
     def sit(self, players: list[str], buy_in: int = BUY_IN) -> None:
         """``players`` take the free seats in order, each with ``buy_in`` in chips."""
