@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ledger.canonical import GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
-from ledger.keys import Signer
+from ledger.keys import Signer, verify_signature
 from ledger.kinds import KINDS, single_stream_of, stream_type_of
 from ledger.timeutil import parse_utc_once
 
@@ -145,10 +143,16 @@ class SignedEvent(_Originated):
                 " differently from RFC 8785 canonical JSON)",
             )
 
-    def check_signature(self, public_key: Ed25519PublicKey) -> None:
-        try:
-            public_key.verify(bytes.fromhex(self.sig), bytes.fromhex(self.hash))
-        except InvalidSignature:
+    def check_signature(self, public_key: bytes, verdict: bool | None = None) -> None:
+        """Stage 6: the signature over the event's 32 hash bytes (``ledger.keys.verify_signature``);
+        ``verdict`` when it was already checked (ingest checks a batch's on all cores)."""
+        ok = verdict
+        if ok is None:
+            try:
+                ok = verify_signature(public_key, bytes.fromhex(self.sig), bytes.fromhex(self.hash))
+            except ValueError:  # not hex (the schema refuses it before this)
+                ok = False
+        if not ok:
             raise EventError("signature", f"bad signature: not made by key {self.key_id} over this event's hash") from None
 
 

@@ -14,7 +14,8 @@ reason, named by its stage):
    scope: the key may write where the event is written (``ledger.scope``);
    time: ``at`` against the ledger's clock, never back within a stream, nothing more
    from a key once its revocation is recorded (``ledger.clock``);
-6. signature;
+6. signature (started for the whole batch on all cores before stage 1's first event is
+   judged, ``_signatures``; its verdict is read here, in order);
 7. the judge of the stream's type (``ledger.judges``): the key ring, a table's
    lifecycle, a round (its game's engine, the RNG protocol, rulings), live equipment,
    seats, money, tournaments, penalties, key-compromise rulings.
@@ -30,10 +31,11 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import orjson
 from eventsourcing.persistence import PersistenceError
 
 from ledger.canonical import GENESIS_PREV
@@ -42,7 +44,7 @@ from ledger.clock import Clock, check_time
 from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, parse_json_line, sign_event
 from ledger.judges import World
 from ledger.keyring import load_keyring
-from ledger.keys import Signer
+from ledger.keys import Signer, verify_signatures
 from ledger.kinds import KEYRING_STREAM, RECEIPT_STREAM
 from ledger.producer import ledger_origin
 from ledger.store import AlreadyStoredError, ConflictError, Store, StoreError
@@ -164,9 +166,34 @@ def check_chain(ev: SignedEvent, world: World, refused: dict[tuple[str, int], in
         raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
 
 
+def _signatures(items: list[Item], world: World) -> tuple[dict[int, tuple[bytes, int]], Callable[[int], bool]]:
+    """Stage 6 started early for the whole batch, on all cores (``ledger.keys.verify_signatures``):
+    each event whose key is in the key ring as the batch begins, by that key (a key id names
+    one public key: ``ledger.keyring``). Returns item index -> (public key, job number), and
+    the verdicts. An event whose key the batch itself registers is checked in its turn."""
+    jobs: list[tuple[bytes, bytes, bytes]] = []
+    where: dict[int, tuple[bytes, int]] = {}
+    keys = world.ring.keys
+    for i, (_, item) in enumerate(items):
+        if isinstance(item, Rejection):
+            continue
+        d = orjson.loads(item.data)
+        entry = keys.get(d["key_id"])
+        if entry is None:
+            continue
+        try:
+            job = (entry.public_key, bytes.fromhex(d["sig"]), bytes.fromhex(d["hash"]))
+        except ValueError:
+            continue
+        where[i] = (entry.public_key, len(jobs))
+        jobs.append(job)
+    return where, verify_signatures(jobs)
+
+
 def _check_items(items: list[Item], world: World) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
     run add); the world and its key ring advance with every accepted event."""
+    presigned, verdict = _signatures(items, world)
     events: list[PackedEvent] = []
     rejections: list[Rejection] = []
     replays = 0
@@ -188,7 +215,8 @@ def _check_items(items: list[Item], world: World) -> tuple[list[PackedEvent], li
             entry = world.ring.authorize(ev)  # 5
             world.check_scope(ev, entry)
             check_time(ev, entry, before, world.clock)
-            ev.check_signature(entry.verifier)  # 6
+            pre = presigned.get(i)
+            ev.check_signature(entry.public_key, verdict(pre[1]) if pre and pre[0] == entry.public_key else None)  # 6
             world.judge(ev)  # 7
         except EventError as exc:
             replays += exc.check == "replay"

@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from ledger.events import EventError, SignedEvent
-from ledger.keys import key_id_for
+from ledger.keys import key_id_for, public_key_problem
 from ledger.kinds import KEYRING_STREAM, KINDS, kinds_for_role
 from ledger.scope import describe, scope_problem
 from ledger.timeutil import parse_utc, parse_utc_trusted
@@ -51,14 +49,6 @@ class KeyEntry:
     nothing more from the key, whatever its ``at`` (``ledger.clock``)."""
     revoked_at_row: int | None = None
     """Verify's: the notification id of that key-ring event (``ledger.verify``)."""
-    _verifier: list[Ed25519PublicKey] = field(default_factory=list, repr=False)
-
-    @property
-    def verifier(self) -> Ed25519PublicKey:
-        if not self._verifier:
-            self._verifier.append(Ed25519PublicKey.from_public_bytes(self.public_key))
-        return self._verifier[0]
-
     @property
     def scoped(self) -> bool:
         """Whether the key was ever less than venue-wide (only then is its scope checked)."""
@@ -166,6 +156,9 @@ class KeyRing:
     def _entry_from_register(self, ev: SignedEvent) -> KeyEntry:
         p = ev.payload
         pub = bytes.fromhex(p["public_key"])
+        problem = public_key_problem(pub)
+        if problem:
+            raise EventError("rule", f"public_key: {problem}")
         if key_id_for(pub) != p["key_id"]:
             raise EventError("rule", f"key_id {p['key_id']} is not the id of the given public key")
         if p["actor"] != ev.actor and p["key_id"] == ev.key_id:
@@ -198,6 +191,9 @@ class KeyRing:
             if p["new_key_id"] in self.keys:
                 raise EventError("rule", f"key {p['new_key_id']} is already registered")
             pub = bytes.fromhex(p["new_public_key"])
+            problem = public_key_problem(pub)
+            if problem:
+                raise EventError("rule", f"new_public_key: {problem}")
             if key_id_for(pub) != p["new_key_id"]:
                 raise EventError("rule", "new_key_id is not the id of new_public_key")
             effective = parse_utc(p["effective"])

@@ -343,7 +343,7 @@ def verify_bundle(path: Path, roots: TrustRoots | None = None) -> BundleVerdict:
                 entry = ring.authorize(ev)
                 if ev.seq == 1 and anchor is not None and entry.public_key != anchor:
                     raise EventError("key", "the key ring's house key is not the pinned trust anchor")
-                ev.check_signature(entry.verifier)
+                ev.check_signature(entry.public_key)
                 ring.apply(ev)
             heads[ev.stream] = ev
             events.append((n, ev))
@@ -382,7 +382,7 @@ def verify_bundle(path: Path, roots: TrustRoots | None = None) -> BundleVerdict:
             continue
         try:
             entry = ring.authorize(ev)
-            ev.check_signature(entry.verifier)
+            ev.check_signature(entry.public_key)
             verified_events += 1
         except EventError as exc:
             problems.append(f"events.jsonl line {n} ({ev.stream} seq {ev.seq}): {exc.check}: untrusted: {exc.reason}")

@@ -88,7 +88,7 @@ def replay_round(store: Store, round_id: str) -> Replay:
             ev.check_hash()
             if link((prev.seq, prev.hash) if prev else None, ev.seq, ev.prev) != "ok":
                 raise EventError("chain", "the round's chain is broken here")
-            ev.check_signature(ring.authorize(ev).verifier)
+            ev.check_signature(ring.authorize(ev).public_key)
         except EventError as exc:
             step.problem = f"{exc.check}: {exc.reason}"
             rep.differences.append({"seq": ev.seq, "kind": ev.kind, "reason": step.problem})

@@ -18,11 +18,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-    Ed25519PrivateKey,
-    Ed25519PublicKey,
-)
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ledger.keys import verify_signature
 
 SIG_DASH = "\u2014"
 ED25519_TYPE = b"\x01"
@@ -131,10 +129,8 @@ def open_note(note: str, key: VerifierKey) -> str:
         found = True
         if len(blob) != 68:
             raise NoteError(f"signature by {name} has the wrong length")
-        try:
-            Ed25519PublicKey.from_public_bytes(key.public_key).verify(blob[4:], text.encode())
-        except InvalidSignature:
-            raise NoteError(f"signature by {name} does not verify") from None
+        if not verify_signature(key.public_key, blob[4:], text.encode()):
+            raise NoteError(f"signature by {name} does not verify")
     if not found:
         raise NoteError(f"note is not signed by {key.name}")
     return text
@@ -250,9 +246,7 @@ def cosignature_time(note: str, witness: VerifierKey) -> int | None:
         if len(blob) != 4 + 8 + 64:
             raise NoteError(f"cosignature by {name} has the wrong length")
         timestamp = int.from_bytes(blob[4:12], "big")
-        try:
-            Ed25519PublicKey.from_public_bytes(witness.public_key).verify(blob[12:], _cosigned_message(text, timestamp))
-        except InvalidSignature:
-            raise NoteError(f"cosignature by witness {name} does not verify") from None
+        if not verify_signature(witness.public_key, blob[12:], _cosigned_message(text, timestamp)):
+            raise NoteError(f"cosignature by witness {name} does not verify")
         return timestamp
     return None

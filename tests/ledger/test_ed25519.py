@@ -1,0 +1,192 @@
+"""Ed25519 acceptance rules (docs/spec.md, "Ed25519 acceptance rules"): RFC 8032 section
+5.1.7 as libsodium applies it, strictly, and judged the same by ingest, verify and
+verify-bundle.
+
+The edge cases are signatures that satisfy the cofactorless equation [S]B = R + [k]A and
+yet must be refused: a small-order R, a small-order key A (the "any message" signature
+R = identity, S = 0), and a non-canonical S (S + L). An implementation that checks only
+the equation (OpenSSL's, behind ``cryptography``, accepts the first two) would let the
+three verdicts drift apart, or accept a signature the key's holder never made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from cli.main import main
+from ledger.keys import Signer, public_key_problem, verify_signature
+from tests.conftest import execute_sql
+from tests.helpers import ingest, make_producers, night_batch
+
+L = 2**252 + 27742317777372353535851937790883648493
+"""RFC 8032 5.1: the order of the base point."""
+IDENTITY = bytes([1]) + bytes(31)
+"""The neutral element's encoding (y = 1, x = 0): a point of order 1."""
+ORDER_TWO = bytes.fromhex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f")
+"""(0, -1): a point of order 2."""
+
+# RFC 8032 section 7.1, TEST 1-3: (secret key, public key, message, signature).
+RFC8032_VECTORS = [
+    ("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+     "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
+     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"),
+    ("4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
+     "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
+     "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"),
+    ("c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
+     "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
+     "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"),
+]
+
+
+def _seed(signer: Signer) -> bytes:
+    return signer.private_key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                            serialization.NoEncryption())
+
+
+def small_order_r_signature(seed: bytes, public_key: bytes, message: bytes) -> bytes:
+    """A signature by the key's holder with R = the identity: S = k * a mod L, so
+    [S]B = [k]A = R + [k]A holds cofactorless; libsodium refuses it for its small-order R."""
+    a_bytes = bytearray(hashlib.sha512(seed).digest()[:32])  # RFC 8032 5.1.5: the secret scalar, clamped
+    a_bytes[0] &= 248
+    a_bytes[31] &= 127
+    a_bytes[31] |= 64
+    a = int.from_bytes(a_bytes, "little")
+    k = int.from_bytes(hashlib.sha512(IDENTITY + public_key + message).digest(), "little") % L
+    return IDENTITY + ((k * a) % L).to_bytes(32, "little")
+
+
+def non_canonical_s(sig: bytes) -> bytes:
+    """The same signature with S + L in place of S (RFC 8032 5.1.7 step 1 refuses S >= L)."""
+    s = int.from_bytes(sig[32:], "little") + L
+    assert s < 2**256
+    return sig[:32] + s.to_bytes(32, "little")
+
+
+@pytest.mark.parametrize("secret,public,message,signature", RFC8032_VECTORS)
+def test_rfc8032_7_1_test_vectors_verify_and_any_changed_bit_does_not(secret: str, public: str, message: str,
+                                                                       signature: str) -> None:
+    pub, msg, sig = bytes.fromhex(public), bytes.fromhex(message), bytes.fromhex(signature)
+    key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(secret))
+    assert key.sign(msg) == sig  # the vectors as transcribed are RFC 8032's (signing is deterministic)
+    assert verify_signature(pub, sig, msg)
+    for i in (0, 31, 32, 63):
+        assert not verify_signature(pub, sig[:i] + bytes([sig[i] ^ 1]) + sig[i + 1:], msg)
+    assert not verify_signature(pub, sig, msg + b"\x00")
+    assert not verify_signature(pub, sig[:63], msg) and not verify_signature(pub[:31], sig, msg)
+
+
+def test_rfc8032_5_1_7_a_non_canonical_s_is_refused() -> None:
+    secret, public, message, signature = RFC8032_VECTORS[0]
+    assert not verify_signature(bytes.fromhex(public), non_canonical_s(bytes.fromhex(signature)), bytes.fromhex(message))
+
+
+def test_libsodium_a_small_order_r_is_refused_though_the_equation_holds() -> None:
+    signer = Signer.generate("dealer:x")
+    msg = hashlib.sha256(b"an event").digest()
+    forged = small_order_r_signature(_seed(signer), signer.public_key, msg)
+    assert not verify_signature(signer.public_key, forged, msg)
+    # the construction is right: the same arithmetic with an ordinary R is a valid signature
+    assert verify_signature(signer.public_key, signer.sign(msg), msg)
+
+
+@pytest.mark.parametrize("key", [IDENTITY, ORDER_TWO], ids=["identity", "order-2"])
+def test_libsodium_a_small_order_key_verifies_nothing_and_cannot_be_registered(key: bytes) -> None:
+    """With A of small order, R = identity and S = 0 satisfy [S]B = R + [k]A for every
+    message when k*A is the identity: a key that "signs" anything."""
+    for msg in (b"", b"withdraw 10000", bytes(32)):
+        assert not verify_signature(key, IDENTITY + bytes(32), msg)
+    assert public_key_problem(key) is not None
+    assert public_key_problem(Signer.generate("x").public_key) is None
+
+
+def test_a_small_order_key_is_refused_by_the_key_ring(ledger) -> None:  # type: ignore[no-untyped-def]
+    """``key.register`` with a public key of small order is a key-ring rule violation
+    (refused at ingest, so verify never meets it in a clean ledger)."""
+    from ledger.house import active_signer
+    from ledger.keyring import load_keyring
+    from ledger.keys import key_id_for
+    from ledger.producer import BatchBuilder
+    from ledger.timeutil import utc_now
+
+    house = active_signer(load_keyring(ledger.store), ledger.keys, "house")
+    now = utc_now()
+    b = BatchBuilder.for_store(ledger.store)
+    b.add(house, "keyring", "key.register.v2", {
+        "key_id": key_id_for(IDENTITY), "actor": "dealer:weak", "role": "dealer", "public_key": IDENTITY.hex(),
+        "kinds": ["round.open.v1"], "valid_from": now, "scope": ["table:*"]}, at=now)
+    report = ingest(ledger.store, b.lines())
+    assert report.status == "rejected"
+    assert report.rejections[0].check == "rule" and "public_key" in report.rejections[0].reason
+
+
+def _round_event(lines: list[str]) -> tuple[int, dict]:  # type: ignore[type-arg]
+    for i, line in enumerate(lines):
+        d = json.loads(line)
+        if d["stream"].startswith("round:"):
+            return i, d
+    raise AssertionError("no round event")
+
+
+FORGERIES = {
+    "small_order_r": lambda seed, pub, d: small_order_r_signature(seed, pub, bytes.fromhex(d["hash"])),
+    "non_canonical_s": lambda seed, pub, d: non_canonical_s(bytes.fromhex(d["sig"])),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_ingest_verify_and_verify_bundle_refuse_the_same_edge_case_signatures(ledger, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                             forgery: str) -> None:
+    p = make_producers(ledger)
+    # ingest: the dealer's event with the edge-case signature is refused as "signature"
+    b = night_batch(ledger.store, p, rounds=2)
+    lines = b.lines()
+    i, d = _round_event(lines)
+    assert d["key_id"] == p.dealer.key_id
+    d["sig"] = FORGERIES[forgery](_seed(p.dealer), p.dealer.public_key, d).hex()
+    report = ingest(ledger.store, lines[:i] + [json.dumps(d)] + lines[i + 1:])
+    assert report.status == "rejected"
+    first = report.rejections[0]  # later events of the round follow a refused one: refused in turn
+    assert (first.stream, first.seq, first.check) == (d["stream"], d["seq"], "signature"), report.rejections
+    assert [r.check for r in report.rejections].count("signature") == 1
+    assert ingest(ledger.store, lines).status == "stored"
+
+    # verify-bundle: the same signature put into a bundle (manifest made to agree) is named
+    stream = d["stream"]
+    out = tmp_path / "bundle"
+    res = CliRunner().invoke(main, ledger.cli_args() + ["evidence", stream, "-o", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    events = out / "events.jsonl"
+    rows = events.read_text().splitlines()
+    j = next(n for n, line in enumerate(rows) if json.loads(line)["stream"] == stream and json.loads(line)["seq"] == d["seq"])
+    bd = json.loads(rows[j])
+    bd["sig"] = FORGERIES[forgery](_seed(p.dealer), p.dealer.public_key, bd).hex()
+    rows[j] = json.dumps(bd, separators=(",", ":"))
+    events.write_text("\n".join(rows) + "\n")
+    from tests.projections.test_evidence import _rehash
+
+    _rehash(out)
+    res = CliRunner().invoke(main, ["--db", "/nonexistent/none.db", "verify-bundle", str(out), "--json"])
+    verdict = json.loads(res.stdout)
+    assert res.exit_code == 1 and not verdict["ok"]
+    assert any(f"line {j + 1}" in prob and "signature" in prob for prob in verdict["problems"]), verdict["problems"]
+
+    # verify: the same signature written into the stored row behind the ledger's back
+    row = next(r for r in ledger.store.rows() if (r.stream, r.seq) == (stream, d["seq"]))
+    stored = json.loads(row.state)
+    forged_sig = FORGERIES[forgery](_seed(p.dealer), p.dealer.public_key, stored).hex()
+    state = row.state.replace(stored["sig"].encode(), forged_sig.encode())
+    col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    execute_sql(ledger.store, f"UPDATE {ledger.store.events_table} SET state=? WHERE {col}=?", (state, row.notification_id))
+    res = CliRunner().invoke(main, ledger.cli_args() + ["verify", "--json", "--quiet"])
+    report_v = json.loads(res.stdout)
+    assert res.exit_code == 1
+    assert [(q["check"], q["stream"], q["seq"]) for q in report_v["problems"]] == [("signature", stream, d["seq"])]
+
