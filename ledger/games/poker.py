@@ -71,7 +71,7 @@ from ledger.games.poker_hands import (
     badugi_key,
     best_of,
     deuce_to_seven_key,
-    high_rank,
+    high_key,
     low8_key,
     razz_key,
     short_deck_key,
@@ -543,7 +543,7 @@ def _showdown_progress(st: PokerState) -> None:
 
 
 HAND_KEYS: dict[str, Any] = {
-    "high": lambda hole, board: high_rank(hole + board) if len(hole) + len(board) >= 5 else None,
+    "high": lambda hole, board: high_key(hole + board) if len(hole) + len(board) >= 5 else None,
     "omaha_high": lambda hole, board: best_of(hole, board, 2),
     "short_deck": lambda hole, board: short_deck_key(hole + board),
     "low8": lambda hole, board: low8_key(hole + board),

@@ -10,7 +10,7 @@ from math import comb, prod
 import pytest
 
 from ledger.games.cards import deck
-from ledger.games.poker_hands import CATEGORIES, best_of, category, high_rank
+from ledger.games.poker_hands import CATEGORIES, best_of, category, high_key, high_rank
 
 RANKS = "23456789TJQKA"
 
@@ -136,3 +136,33 @@ def _maybe(cls, hand):  # type: ignore[no-untyped-def]
         return cls.from_game("".join(hand))
     except ValueError:
         return None
+
+
+def _same_order(keys_a: list, keys_b: list) -> None:  # type: ignore[type-arg]
+    order_a = sorted(range(len(keys_a)), key=keys_a.__getitem__)
+    assert [keys_b[i] for i in order_a] == sorted(keys_b)  # the same order...
+    for i, j in zip(order_a, order_a[1:]):  # ...and the same ties
+        assert (keys_a[i] == keys_a[j]) == (keys_b[i] == keys_b[j])
+
+
+def test_the_fast_evaluator_ranks_every_category_and_tie_as_ours_000_tied_hands() -> None:
+    """``high_key`` (phevaluator, the engine's showdown evaluator) against ``high_rank`` (ours,
+    the cross-check): on the category examples above, on the ties and kickers, and on 20,000
+    random hands of 5, 6 and 7 cards, sorted together: the same order, the same ties."""
+    examples = [c for c, _ in [
+        (["Ah", "Kh", "Qh", "Jh", "Th", "2c", "3d"], 0), (["5s", "4s", "3s", "2s", "As", "Kd", "Kc"], 0),
+        (["9c", "9d", "9h", "9s", "2c", "3d", "4h"], 0), (["9c", "9d", "9h", "8s", "8c", "8d", "4h"], 0),
+        (["2h", "7h", "9h", "Jh", "Kh", "Kd", "Kc"], 0), (["Ac", "2d", "3h", "4s", "5c", "Kd", "Qc"], 0),
+        (["Qc", "Qd", "Qh", "2s", "5c", "9d", "Kc"], 0), (["Qc", "Qd", "5h", "5s", "2c", "2d", "Kc"], 0),
+        (["Qc", "Qd", "5h", "7s", "2c", "9d", "Kc"], 0), (["Ac", "Jd", "5h", "7s", "2c", "9d", "Kc"], 0),
+        (["Qc", "3d", "Ks", "Kd", "7c", "7h", "2s"], 0), (["Qh", "4d", "Ks", "Kd", "7c", "7h", "2s"], 0),
+        (["Ac", "2d", "3h", "4s", "5c"], 0), (["2c", "3d", "4h", "5s", "6c"], 0)]]
+    _same_order([high_rank(h) for h in examples], [high_key(h) for h in examples])
+    assert high_key(examples[10]) == high_key(examples[11])  # the 3 and the 4 do not play
+    rng = random.Random(16)
+    cards = deck()
+    for size in (5, 6, 7):
+        hands = [rng.sample(cards, size) for _ in range(20_000)]
+        _same_order([high_rank(h) for h in hands], [high_key(h) for h in hands])
+    with pytest.raises(ValueError):
+        high_key(["Ah", "Kh", "Qh", "Jh"])
