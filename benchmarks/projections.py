@@ -18,7 +18,11 @@ cost on top.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -91,6 +95,100 @@ def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
             "baseline_verify_s": round(verify_s, 2),
             "ratio_rebuild_to_read": round((events / rebuild_s) / (read / read_s), 3),
             "ratio_reconcile_to_verify": round(reconcile_s / verify_s, 3)}
+
+
+def _cli(url: str, tmp: Path) -> tuple[list[str], dict[str, str]]:
+    """``pitboss`` for a day built under ``tmp``, with the operator's roots pinned."""
+    public = PublicDir(tmp / "public")
+    exe = Path(sys.executable).parent / "pitboss"
+    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "cli.main"]
+    env = {**os.environ, "PITBOSS_ANCHOR": public.anchor_file.read_text().strip(),
+           "PITBOSS_LOG_KEY": public.vkey_file.read_text().strip(), "XDG_STATE_HOME": str(tmp / "state")}
+    return argv + ["--db", url, "--keys", str(tmp / "keys"), "--public", str(public.path)], env
+
+
+def build_day(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
+    store = Store.open(url, create=True)
+    keys, public = KeyDirectory(tmp / "keys"), PublicDir(tmp / "public")
+    try:
+        init_ledger(store, keys, public, "bench.pitboss/ledger")
+        t = time.perf_counter()
+        summary = run_demo(store, keys, public, seed=1, hands=rounds, progress=say)
+        return {"rounds": summary["rounds"], "events": store.max_notification_id(),
+                "build_s": round(time.perf_counter() - t, 1)}
+    finally:
+        store.close()
+
+
+def day_figures(url: str, tmp: Path, rounds: int, sodium_all_cores: float) -> dict[str, Any]:
+    """A demo day of ``rounds`` rounds, then: reconcile against its signature-bound time
+    (the day's events / ``sodium_all_cores``, bare libsodium verifications per second on all
+    cores, measured by the caller in the same run); the view rebuild against reading and
+    decoding the same rows; ``pitboss evidence`` for one round, as the command a support
+    agent runs (median of three, each into a new directory)."""
+    built = build_day(url, tmp, rounds)
+    events = built["events"]
+    store = Store.open(url)
+    public = PublicDir(tmp / "public")
+    try:
+        say("reading and decoding every event (baseline)")
+        gc.collect()
+        t = time.perf_counter()
+        read = sum(1 for row in store.rows() if orjson.loads(row.state))
+        read_s = time.perf_counter() - t
+        say("rebuilding every view from zero")
+        with ViewStore(store.url) as vs:
+            gc.collect()
+            t = time.perf_counter()
+            rebuild(store, vs)
+            rebuild_s = time.perf_counter() - t
+        say("reconciling the day")
+        from ledger.log.note import VerifierKey
+        from ledger.trust import TrustRoots
+
+        roots = TrustRoots(anchor=bytes.fromhex(public.anchor_file.read_text().strip()),  # the operator's own, pinned
+                           log_key=VerifierKey.parse(public.vkey_file.read_text()))
+        gc.collect()
+        t = time.perf_counter()
+        report = reconcile_day(store, utc_now()[:10], roots=roots, public_dir=public.path)
+        reconcile_s = time.perf_counter() - t
+        rounds_ids = [r.stream for r in store.rows() if r.stream.startswith("round:") and r.seq == 1]
+    finally:
+        store.close()
+    target = rounds_ids[len(rounds_ids) // 2]
+    argv, env = _cli(url, tmp)
+    times = []
+    for i in range(3):
+        t = time.perf_counter()
+        res = subprocess.run(argv + ["evidence", target, "-o", str(tmp / f"bundle-{i}"), "--json"], env=env,
+                             capture_output=True, text=True)
+        times.append(time.perf_counter() - t)
+        assert res.returncode == 0, res.stdout + res.stderr
+    bound = events / sodium_all_cores
+    return {**built, "reconciled": report["verdict"], "reconcile_s": round(reconcile_s, 2),
+            "signature_bound_s": round(bound, 2),
+            "ratio_reconcile_to_signature_bound": round(reconcile_s / bound, 2),
+            "rebuild_events_per_s": round(events / rebuild_s), "baseline_read_decode_events_per_s": round(read / read_s),
+            "ratio_rebuild_to_read": round((events / rebuild_s) / (read / read_s), 3),
+            "evidence_round": target, "evidence_runs_s": [round(x, 2) for x in times],
+            "evidence_one_round_s": round(statistics.median(times), 2),
+            "evidence_bundle_bytes": sum(f.stat().st_size for f in (tmp / "bundle-2").rglob("*") if f.is_file())}
+
+
+def reconcile_peak_memory(rounds: int) -> int:
+    """Peak resident memory (KiB) of ``pitboss reconcile`` of a day of ``rounds`` rounds, the
+    command alone in its own process (the day is built by another)."""
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        url = f"sqlite:///{tmp / 'day.db'}"
+        build_day(url, tmp, rounds)
+        argv, env = _cli(url, tmp)
+        proc = subprocess.Popen(argv + ["reconcile", "--day", utc_now()[:10], "--json"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        assert proc.returncode == 0, f"reconcile exited {proc.returncode}"
+        return int(usage.ru_maxrss)
 
 
 def drop_schema(url: str) -> None:

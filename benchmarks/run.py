@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # poker.py, projections.py beside this file
 
 from eventsourcing.application import Application  # noqa: E402
 from eventsourcing.persistence import StoredEvent  # noqa: E402
@@ -223,6 +222,18 @@ def _ingest_rate(store: Store, batches: list[list[str]]) -> float:
     return total / (time.perf_counter() - started)
 
 
+def _sibling(name: str) -> Any:
+    """benchmarks/<name>.py as a module of its own name (``projections`` would otherwise be
+    the package of ours)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).resolve().parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def startup(repeats: int) -> dict[str, Any]:
     """``pitboss --help`` against a bare ``python -c pass``: whole processes, alternated,
     best of ``repeats`` each (start-up is what a shell user and cron wait for)."""
@@ -344,28 +355,24 @@ def main() -> None:
     ratios["help_vs_python_pass"] = figures["startup"]["ratio"]
 
     note("poker replay and the evaluator ...")
-    from poker import measure as poker_measure
-
-    figures["poker"] = poker_measure(args.quick)
+    figures["poker"] = _sibling("poker").measure(args.quick)
     ratios["poker_replay_vs_pokerkit_same_phh_text"] = figures["poker"]["ratios"]["replay_from_phh_text_vs_pokerkit"]
     ratios["evaluator_vs_phevaluator_fastest"] = figures["poker"]["ratios"]["eval7_replay_path_vs_phevaluator_fastest"]
 
     day_rounds = args.day_rounds or (1_000 if args.quick else 10_000)
     note(f"a {day_rounds}-round day: reconcile, rebuild, evidence ...")
-    from projections import day_figures  # benchmarks/projections.py
+    bench_projections = _sibling("projections")  # benchmarks/projections.py (the package of that name is ours)
 
     with tempfile.TemporaryDirectory() as d:
-        day = day_figures(f"sqlite:///{d}/day.db", Path(d), day_rounds, sodium_all)
+        day = bench_projections.day_figures(f"sqlite:///{d}/day.db", Path(d), day_rounds, sodium_all)
     figures["day"] = day
     ratios["reconcile_vs_signature_bound"] = day["ratio_reconcile_to_signature_bound"]
     ratios["rebuild_vs_read_and_decode"] = day["ratio_rebuild_to_read"]
     ratios["evidence_one_round_s"] = day["evidence_one_round_s"]
     if args.memory:
-        from projections import reconcile_peak_memory
-
         small, large = day_rounds, day_rounds * 10
         note(f"peak memory of reconcile: {small} and {large} rounds (each in its own process) ...")
-        mem = {str(n): reconcile_peak_memory(n) for n in (small, large)}
+        mem = {str(n): bench_projections.reconcile_peak_memory(n) for n in (small, large)}
         figures["reconcile_peak_memory_kib"] = mem
         ratios["reconcile_peak_memory_10x_day"] = round(mem[str(large)] / mem[str(small)], 3)
     else:

@@ -14,17 +14,40 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from eventsourcing.persistence import PersistenceError
 
-from ledger.house import HouseError, PublicDir
-from ledger.keys import KeyDirectory, KeyFileError
-from ledger.log.witness import WitnessError
-from ledger.refs import parse_ref
-from ledger.store import DatabaseURL, Store, StoreError
-from ledger.trust import TrustError, TrustRoots
+if TYPE_CHECKING:
+    from eventsourcing.persistence import PersistenceError
+
+    from ledger.house import HouseError, PublicDir
+    from ledger.keys import KeyDirectory, KeyFileError
+    from ledger.log.witness import WitnessError
+    from ledger.refs import parse_ref
+    from ledger.store import DatabaseURL, Store, StoreError
+    from ledger.trust import TrustError, TrustRoots
+
+_RUNTIME = {
+    "PersistenceError": "eventsourcing.persistence", "HouseError": "ledger.house", "PublicDir": "ledger.house",
+    "KeyDirectory": "ledger.keys", "KeyFileError": "ledger.keys", "WitnessError": "ledger.log.witness",
+    "parse_ref": "ledger.refs", "DatabaseURL": "ledger.store", "Store": "ledger.store", "StoreError": "ledger.store",
+    "TrustError": "ledger.trust", "TrustRoots": "ledger.trust",
+}
+
+
+def _load_runtime() -> None:
+    """Import the ledger when a command runs, not to print help: the ledger (every game
+    engine, the event schemas, the database libraries) costs about 20 times a bare Python
+    start, which ``pitboss --help`` and shell completion should not pay. The names above
+    become this module's globals; every command runs through ``main`` below, which calls
+    this first."""
+    import importlib
+
+    g = globals()
+    if "Store" not in g:
+        for name, module in _RUNTIME.items():
+            g[name] = getattr(importlib.import_module(module), name)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CONFLICT, EXIT_STORE = 0, 1, 2, 3, 4
 EXIT_UNVERIFIED, EXIT_NOTHING, EXIT_INTERNAL, EXIT_INTERRUPTED = 5, 6, 70, 130
@@ -98,6 +121,7 @@ class _Guard:
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         if exc is None:
             return
+        _load_runtime()
         if isinstance(exc, StoreError):
             code = EXIT_USAGE if "run 'pitboss init'" in str(exc) else EXIT_STORE
             _fail(self.as_json, str(exc), code)
@@ -184,6 +208,7 @@ def _day(as_json: bool, day: str) -> str:
 @click.pass_context
 def main(ctx: click.Context, db: str, keys_dir: str | None, public_dir: str | None) -> None:
     """pitboss: a signed, hash-chained game-audit ledger."""
+    _load_runtime()
     try:
         url = DatabaseURL.parse(db)
     except StoreError as exc:

@@ -554,14 +554,13 @@ HAND_KEYS: dict[str, Any] = {
 }
 
 
-def hand_key(st: PokerState, i: int, kind: str) -> tuple[int, ...] | None:
+def hand_key(st: PokerState, i: int, kind: str) -> Any:
     """The comparable value (larger wins) of seat i's shown hand for one hand type, or
     None (not shown, cards not on record, or no qualifying low)."""
     cards = st.shown.get(i)
     if not cards or UNKNOWN in cards or not st.in_hand[i]:
         return None
-    key: tuple[int, ...] | None = HAND_KEYS[kind](list(st.hole[i]), list(st.board))
-    return key
+    return HAND_KEYS[kind](list(st.hole[i]), list(st.board))  # a tuple, or an int ("high"): compared within a kind
 
 
 def compute_pots(st: PokerState) -> list[Pot]:
