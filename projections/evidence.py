@@ -78,7 +78,7 @@ def round_evidence_events(store: Store, leaves: LeafIndex, stream: str, ring_unt
     picked += table[opens[-1]:] if opens else table
     source = opening.payload.get("source")
     if source and source != "rng":
-        picked += [ev for ev in store.stream_events(source) if leaves.positions[(ev.stream, ev.seq)] < last_index]
+        picked += equipment_history(store.stream_events(source), leaves, open_index, last_index)
     picked += round_events
     for ev in round_events:  # what a ruling acts on outside the round (the server crash it follows)
         for ref in ev.payload.get("acts_on", []) if ev.kind == "ruling.v1" else []:
@@ -87,6 +87,26 @@ def round_evidence_events(store: Store, leaves: LeafIndex, stream: str, ring_unt
             if cited is not None and cited.stream != stream and cited not in picked:
                 picked.append(cited)
     return sorted(picked, key=lambda ev: leaves.positions[(ev.stream, ev.seq)])
+
+
+INSPECTIONS = ("shoe.inspect.v1", "wheel.inspect.v1", "dice.inspect.v1")
+
+
+def equipment_history(events: list[SignedEvent], leaves: LeafIndex, open_index: int, last_index: int) -> list[SignedEvent]:
+    """What the round depends on of its equipment: the stream from its last inspection
+    before the round opened (the run of inspections that passed it: dealer and floor, 000 II
+    3.1.1-3.2.1), through the shuffle, cut and load, to the round's last event (a cut card
+    that came out during it). Not the equipment's whole life: the equipment's rules restart
+    at an inspection (``ledger.judges.equipment``), so nothing before it bears on the round."""
+    before = [ev for ev in events if leaves.positions[(ev.stream, ev.seq)] < last_index]
+    start = 0
+    for i in range(len(before) - 1, -1, -1):
+        if leaves.positions[(before[i].stream, before[i].seq)] < open_index and before[i].kind in INSPECTIONS:
+            start = i
+            while start > 0 and before[start - 1].kind in INSPECTIONS:
+                start -= 1
+            break
+    return before[start:]
 
 
 def replay_outcome(events: list[SignedEvent], stream: str) -> dict[str, Any]:

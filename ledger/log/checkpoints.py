@@ -11,10 +11,9 @@ database cannot reach it.
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 
-from ledger.events import SignedEvent
+from ledger.events import SignedEvent, decode_stored
 from ledger.house import HouseError, PublicDir, active_signer
 from ledger.ingest import ingest_signed
 from ledger.keyring import load_keyring
@@ -45,7 +44,7 @@ class LeafIndex:
         keyring: list[tuple[int, int, str]] = []
         for row in store.rows():
             positions[(row.stream, row.seq)] = len(hashes)
-            h = json.loads(row.state)["hash"]
+            h = decode_stored(row.state)["hash"]
             if row.stream == KEYRING_STREAM:
                 keyring.append((len(hashes), row.seq, h))
             hashes.append(bytes.fromhex(h))

@@ -83,8 +83,15 @@ class CompactRange:
 class MerkleTree:
     """An in-memory tree over leaf hashes, for making proofs (RFC 9162 2.1.3.1, 2.1.4.1)."""
 
+    MEMO_MIN = 64
+    """Subtrees of at least this many leaves keep their root once computed: every proof of
+    a bundle then comes from one pass over the leaves (the first proof), the others reading
+    O(log n) memoised nodes; smaller subtrees (at most 63 hashes) are recomputed, so the
+    memo holds about 2n/64 nodes."""
+
     def __init__(self, leaf_hashes: Iterable[bytes]):
         self.leaves: list[bytes] = list(leaf_hashes)
+        self._memo: dict[tuple[int, int], bytes] = {}
 
     @classmethod
     def from_leaves(cls, leaves: Iterable[bytes]) -> MerkleTree:
@@ -96,14 +103,22 @@ class MerkleTree:
     def root(self, size: int | None = None) -> bytes:
         size = len(self.leaves) if size is None else size
         self._check_size(size)
-        return root_from_leaf_hashes(self.leaves[:size])
+        return self._subroot(0, size) if size else root_from_leaf_hashes([])
 
     def _check_size(self, size: int) -> None:
         if not 0 <= size <= len(self.leaves):
             raise ValueError(f"tree size {size} is outside 0..{len(self.leaves)}")
 
     def _subroot(self, lo: int, hi: int) -> bytes:
-        return root_from_leaf_hashes(self.leaves[lo:hi])
+        """MTH(D[lo:hi]) (RFC 9162 2.1.1), split as the RFC splits, memoised (``MEMO_MIN``)."""
+        n = hi - lo
+        if n < self.MEMO_MIN:
+            return root_from_leaf_hashes(self.leaves[lo:hi])
+        got = self._memo.get((lo, hi))
+        if got is None:
+            k = _split(n)
+            got = self._memo[(lo, hi)] = node_hash(self._subroot(lo, lo + k), self._subroot(lo + k, hi))
+        return got
 
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
         size = len(self.leaves) if size is None else size
