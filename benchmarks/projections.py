@@ -114,8 +114,9 @@ def build_day(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
         init_ledger(store, keys, public, "bench.pitboss/ledger")
         t = time.perf_counter()
         summary = run_demo(store, keys, public, seed=1, hands=rounds, progress=say)
+        last = store.rows_of_kind("round.close.v1")[-1]  # the day the demo dealt (a run may cross midnight)
         return {"rounds": summary["rounds"], "events": store.max_notification_id(),
-                "build_s": round(time.perf_counter() - t, 1)}
+                "build_s": round(time.perf_counter() - t, 1), "day": orjson.loads(last.state)["at"][:10]}
     finally:
         store.close()
 
@@ -150,7 +151,7 @@ def day_figures(url: str, tmp: Path, rounds: int, sodium_all_cores: float) -> di
                            log_key=VerifierKey.parse(public.vkey_file.read_text()))
         gc.collect()
         t = time.perf_counter()
-        report = reconcile_day(store, utc_now()[:10], roots=roots, public_dir=public.path)
+        report = reconcile_day(store, built["day"], roots=roots, public_dir=public.path)
         reconcile_s = time.perf_counter() - t
         rounds_ids = [r.stream for r in store.rows() if r.stream.startswith("round:") and r.seq == 1]
     finally:
@@ -181,9 +182,9 @@ def reconcile_peak_memory(rounds: int) -> int:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         url = f"sqlite:///{tmp / 'day.db'}"
-        build_day(url, tmp, rounds)
+        day = build_day(url, tmp, rounds)["day"]
         argv, env = _cli(url, tmp)
-        proc = subprocess.Popen(argv + ["reconcile", "--day", utc_now()[:10], "--json"], env=env,
+        proc = subprocess.Popen(argv + ["reconcile", "--day", day, "--json"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)

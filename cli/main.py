@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import sqlite3
 import sys
 import time
@@ -1314,6 +1315,15 @@ def run() -> None:
     """The ``pitboss`` program: the commands, with Ctrl-C and unexpected failures turned
     into one line and their exit code, never a traceback (issue 14 points 5 and 6)."""
     as_json = "--json" in sys.argv[1:]
+    try:
+        _command(as_json)
+    finally:
+        # the command is done and its verdict written: a Ctrl-C during the interpreter's
+        # teardown changes nothing (and must not print a traceback after the verdict)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _command(as_json: bool) -> None:
     try:
         main.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -44,7 +44,7 @@ import gc
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,7 @@ from ledger.canonical import canonical_json, event_hash
 from ledger.chain import link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyEntry, KeyRing
-from ledger.keys import verify_signature
+from ledger.keys import verify_signature, verify_signatures
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.log.merkle import CompactRange, leaf_hash
 from ledger.log.note import (
@@ -194,9 +194,12 @@ def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str,
 
 def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, deep: bool,
                problems: list[tuple[str, str]], nid: int = 0, opens: dict[str, str] | None = None,
-               deferred: list[tuple[str, int, int, str, str]] | None = None) -> tuple[str, str]:
+               deferred: list[tuple[str, int, int, str, str]] | None = None, sig_ok: bool | None = None
+               ) -> tuple[str, str]:
     """Check one stored event; append its problems; return (claimed hash, prev). A round
-    event whose round.open is not in ``opens`` (this range's) goes to ``deferred``."""
+    event whose round.open is not in ``opens`` (this range's) goes to ``deferred``.
+    ``sig_ok``: the signature's verdict when the caller checked it already (over the
+    claimed hash, by the key ring's key of the row's ``key_id``: ``RowJudge.prepare``)."""
     try:
         d = orjson.loads(state)
         claimed, sig, key_id = d.pop("hash"), d.pop("sig"), d["key_id"]
@@ -259,10 +262,12 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         if isinstance(table, str):
             opens[stream] = table
     if entry is not None:
-        try:
-            ok = verify_signature(entry.public_key, bytes.fromhex(sig), digest or bytes.fromhex(claimed))
-        except ValueError:
-            ok = False
+        ok = sig_ok
+        if ok is None:
+            try:
+                ok = verify_signature(entry.public_key, bytes.fromhex(sig), digest or bytes.fromhex(claimed))
+            except ValueError:
+                ok = False
         if not ok:
             problems.append(("signature", f"bad signature: not made by key {key_id} over this event's hash"))
     prev = d["prev"] if isinstance(d["prev"], str) else ""
@@ -478,11 +483,35 @@ class RowJudge:
         self.opens: dict[str, str] = {}
         self.refused: list[tuple[int, str]] = []
         self._problems: list[tuple[str, str]] = []
+        self._pre: dict[int, int] = {}
+        self._verdict: Callable[[int], bool] = lambda i: False
+
+    def prepare(self, rows: Sequence[tuple[int, str, int, str, bytes]]) -> None:
+        """Start checking the signatures of the rows about to be judged, on all cores
+        (``ledger.keys.verify_signatures``), while the caller applies them in order."""
+        jobs: list[tuple[bytes, bytes, bytes]] = []
+        self._pre = {}
+        keys = self.ring.keys
+        for nid, stream, _, _, state in rows:
+            if stream == KEYRING_STREAM:
+                continue
+            try:
+                d = orjson.loads(state)
+                entry = keys.get(d["key_id"])
+                job = (entry.public_key, bytes.fromhex(d["sig"]), bytes.fromhex(d["hash"])) if entry else None
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # judged in its turn, where the reason is named
+            if job is not None:
+                self._pre[nid] = len(jobs)
+                jobs.append(job)
+        self._verdict = verify_signatures(jobs)
 
     def __call__(self, nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
         if stream == KEYRING_STREAM:
             return True  # rebuilt and checked in order by _keyring
-        _check_row(stream, seq, kind, state, self.ring, False, self._problems, nid, self.opens, None)
+        pre = self._pre.pop(nid, None)
+        _check_row(stream, seq, kind, state, self.ring, False, self._problems, nid, self.opens, None,
+                   self._verdict(pre) if pre is not None else None)
         self._problems[:] = [(c, r) for c, r in self._problems if not revoked_later(c, r)]
         if self._problems:
             self.refused.append((nid, f"{stream} seq {seq}: " + "; ".join(f"{c}: {r}" for c, r in self._problems)))

@@ -96,16 +96,32 @@ class _Cash:
 
 
 def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None = None) -> list[Flag]:
-    cfg = config or AmlConfig()
-    cash: dict[str, list[_Cash]] = defaultdict(list)
-    wagers: dict[str, list[tuple[str, int, str]]] = defaultdict(list)  # player -> (at, wagered, round ref)
-    flows: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)  # (day, from, to) -> amounts
-    dumps: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # the same, dumping plays
-    transfers: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (day, from, to)
-    location: dict[str, tuple[str, str]] = {}  # player -> (country, location event ref)
-    # (player, day) -> (wagered, round ref, (location event ref, country)) for rounds played from there
-    abroad: dict[tuple[str, str], list[tuple[int, str, tuple[str, str]]]] = defaultdict(list)
+    scanner = Scanner(ctx, config)
     for ev in events:
+        scanner.feed(ev)
+    return scanner.flags()
+
+
+class Scanner:
+    """The AML rules over events fed one at a time in ledger order: ``feed`` each, then
+    ``flags``. Reconciliation feeds it from its own pass over the log, so a closed round is
+    derived once (``Context.closed_round``) for the views and the scan alike."""
+
+    def __init__(self, ctx: Context, config: AmlConfig | None = None):
+        self.ctx, self.cfg = ctx, config or AmlConfig()
+        self.cash: dict[str, list[_Cash]] = defaultdict(list)
+        self.wagers: dict[str, list[tuple[str, int, str]]] = defaultdict(list)  # player -> (at, wagered, round ref)
+        self.flows: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)  # (day, from, to) -> amounts
+        self.dumps: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # the same, dumping plays
+        self.transfers: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (day, from, to)
+        self.location: dict[str, tuple[str, str]] = {}  # player -> (country, location event ref)
+        # (player, day) -> (wagered, round ref, (location event ref, country)) for rounds played from there
+        self.abroad: dict[tuple[str, str], list[tuple[int, str, tuple[str, str]]]] = defaultdict(list)
+
+    def feed(self, ev: SignedEvent) -> None:
+        ctx, cfg = self.ctx, self.cfg
+        cash, wagers, flows, dumps = self.cash, self.wagers, self.flows, self.dumps
+        transfers, location, abroad = self.transfers, self.location, self.abroad
         if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
             cash[ev.stream.split(":", 1)[1]].append(_Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
         elif ev.kind == "cash.transfer.v1":
@@ -137,20 +153,22 @@ def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None =
                         flows[(gaming_day(ev.at), loser, winner)].append((share, ref))
                         if loser in dumped:
                             dumps[(gaming_day(ev.at), loser, winner)].append((share, ref, dumped[loser]))
-    flags: list[Flag] = []
-    for player, items in sorted(cash.items()):
-        flags += _cash_rules(player, items, wagers.get(player, []), cfg)
-    flags += _dumping(dumps, flows, cfg)
-    flags += _third_party(transfers, cfg)
-    for (player, day), rounds in sorted(abroad.items()):
-        places = list(dict.fromkeys(where for _, _, where in rounds))  # the location events, in order
-        flags.append(Flag("restricted_jurisdiction", [player], sum(a for a, _, _ in rounds), day,
-                          f"{player} played {len(rounds)} rounds while located in a restricted jurisdiction"
-                          f" ({', '.join(country for _, country in places)})",
-                          [ref for ref, _ in places] + [ref for _, ref, _ in rounds]))
-    for f in flags:
-        f.id = hashlib.sha256(f"{f.rule}|{','.join(f.players)}|{f.day}|{','.join(f.events)}".encode()).hexdigest()[:12]
-    return flags
+
+    def flags(self) -> list[Flag]:
+        flags: list[Flag] = []
+        for player, items in sorted(self.cash.items()):
+            flags += _cash_rules(player, items, self.wagers.get(player, []), self.cfg)
+        flags += _dumping(self.dumps, self.flows, self.cfg)
+        flags += _third_party(self.transfers, self.cfg)
+        for (player, day), rounds in sorted(self.abroad.items()):
+            places = list(dict.fromkeys(where for _, _, where in rounds))  # the location events, in order
+            flags.append(Flag("restricted_jurisdiction", [player], sum(a for a, _, _ in rounds), day,
+                              f"{player} played {len(rounds)} rounds while located in a restricted jurisdiction"
+                              f" ({', '.join(country for _, country in places)})",
+                              [ref for ref, _ in places] + [ref for _, ref, _ in rounds]))
+        for f in flags:
+            f.id = hashlib.sha256(f"{f.rule}|{','.join(f.players)}|{f.day}|{','.join(f.events)}".encode()).hexdigest()[:12]
+        return flags
 
 
 def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, str]], cfg: AmlConfig) -> list[Flag]:

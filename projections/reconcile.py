@@ -33,6 +33,11 @@
 7. the AML scan (``projections.aml``): the day's flags are listed in the report; they are
    findings for compliance, not discrepancies, so they do not fail the day.
 
+Passes over the log: verification (on all cores), the rounds and chips (each round walked
+from its rows as the log brings them: no query per round, memory for the rounds open at
+once), and the recomputation of the views from zero, which feeds the cage book and the AML
+scan from the same events and the same derivation of each closed round.
+
 The verdict (issue 14 point 5) is RECONCILED only when every check was made against
 the pinned roots (``ledger.trust``) and holds: NOT RECONCILED when a check fails;
 UNVERIFIED when the roots are not pinned or no accepted checkpoint anchors the ledger;
@@ -62,7 +67,7 @@ from typing import Any
 
 import orjson
 
-from ledger.events import EventError, event_from_stored
+from ledger.events import EventError, SignedEvent, event_from_stored
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
 from ledger.kinds import RECEIPT_STREAM
@@ -71,12 +76,13 @@ from ledger.store import DatabaseURL, Store
 from ledger.timeutil import gaming_day, real_day
 from ledger.trust import TrustRoots
 from ledger.verify import revoked_later, verify_ledger
-from projections.aml import NOT_COVERED, scan_store
+from projections.aml import NOT_COVERED, Scanner
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
 from projections.runner import ViewStore, catch_up
 from projections.table_chips import ChipBook
+from projections.views import Add, Context, Put
 
 Progress = Callable[[str], None]
 
@@ -152,8 +158,14 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
     leaf = 0
     unanchored = 0  # events of the day after the largest accepted checkpoint
     before_day = 0  # leaves up to and including the last event dated before the day
+    open_rounds: dict[str, list[tuple[int, bytes]]] = {}
+    """The rows of each round not yet closed, as the log brings them (every row, as the
+    stream holds it): a round is walked from these when its close comes, with no query, and
+    memory holds the rounds open at once, not the day."""
     for row in store.rows():
         leaf += 1
+        if row.stream.startswith("round:"):
+            open_rounds.setdefault(row.stream, []).append((row.seq, row.state))
         if row.notification_id in bad_rows or (row.stream, row.seq) in rejected:
             continue  # named among the integrity discrepancies; it counts for nothing else
         obj = orjson.loads(row.state)
@@ -192,11 +204,12 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
             continue
         if row.kind != "round.close.v1":
             continue
+        held = sorted(open_rounds.pop(row.stream, []))
         rulings.closed(row.stream, obj["at"])
         tracked = book.tracks(round_table.get(row.stream, ""))
         if not (on_day or tracked):
             continue
-        events = store.stream_events(row.stream)
+        events = [event_from_stored(state) for _, state in held]
         rs, refused = walk(events, store.event_at)
         problems = [{"check": "rules", "stream": row.stream, "seq": seq, "reason": exc.reason} for seq, exc in refused]
         money = None
@@ -235,7 +248,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
             "refunded": sum(e["refunds"].values()) + sum(e["fee_refunds"].values()),
             "bounties": sum(e["bounties"].values()), "breakage": e["breakage"]})
 
-    say("checking every view against a recomputation from zero; following the money at the cage")
+    say("checking every view against a recomputation from zero; following the money at the cage; the AML scan")
     cage = CageBook(day)
 
     def counts(nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
@@ -245,7 +258,14 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
         catch_up(store, live, accept=counts)
         with tempfile.TemporaryDirectory() as tmp:
             with ViewStore(DatabaseURL(backend="sqlite", path=Path(tmp) / "recompute")) as fresh:
-                catch_up(store, fresh, observe=cage.event, accept=counts)  # from zero: every account's history
+                ctx = Context(store)
+                scanner = Scanner(ctx)  # the AML rules, fed from this pass: each closed round derived once
+
+                def observe(ev: SignedEvent, seen: dict[str, list[Add | Put]]) -> None:
+                    cage.event(ev, seen)
+                    scanner.feed(ev)
+
+                catch_up(store, fresh, observe=observe, accept=counts, ctx=ctx)  # from zero: every account's history
                 for name in live.views:
                     a, b = live.rows(name), fresh.rows(name)
                     for table in a:
@@ -257,8 +277,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
                             discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
                                                   "reason": f"row {missing} is missing"})
     discrepancies += cage.problems
-    say("scanning for AML flags")
-    flags = [f for f in scan_store(store, accept=counts) if f.day == day]
+    flags = [f for f in scanner.flags() if f.day == day]
     # issue 14 point 2: the ledger still extends the previous day's checkpoint, the first
     # checkpoint that covers every event dated before the day
     previous = min((size for size in checkpoint_sizes if size >= before_day), default=None)

@@ -144,7 +144,7 @@ Accept = Callable[[int, str, int, str, bytes], bool]
 def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None, chunk: int = CHUNK,
              progress: Callable[[int, int], None] | None = None, stop_after: int | None = None,
              observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None,
-             accept: Accept | None = None) -> list[RunReport]:
+             accept: Accept | None = None, ctx: Context | None = None) -> list[RunReport]:
     """Apply every stored event after each view's position, chunk by chunk.
 
     ``stop_after``: stop once this many chunks are written (tests of an interrupted run).
@@ -152,6 +152,7 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
     in ledger order (reconciliation follows the cage money with it, ``projections.cage``).
     ``accept``: which rows count (issue 14 point 3); by default each row's own signature,
     hash and key are checked (``ledger.verify.RowJudge``) and a row that fails is skipped.
+    ``ctx``: the views' context, to share its derivation of each closed round with ``observe``.
     """
     if accept is None:
         from ledger.verify import RowJudge
@@ -162,12 +163,15 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
     positions = dict(starts)
     counts = dict.fromkeys(positions, 0)
     top = store.max_notification_id()
-    ctx = Context(store)
+    ctx = ctx or Context(store)
     lo = min(positions.values(), default=top) + 1
     written = 0
     while lo <= top:
         hi = min(lo + chunk - 1, top)
         rows = store.row_range(lo, hi)
+        prepare = getattr(accept, "prepare", None)
+        if prepare is not None:  # the chunk's signatures checked on all cores while it is applied
+            prepare(rows)
         ops: dict[str, list[Add | Put]] = {v.name: [] for v in views}
         for row in rows:
             if not accept(*row):

@@ -363,7 +363,7 @@ def test_5_sigint_during_verify_exits_130_with_one_line_and_json(ledger: Ledger)
     if ledger.store.url.backend != "sqlite":
         pytest.skip("the signal path is the program's, not the store's: one backend is enough")
     batch = ledger.tmp / "big.jsonl"
-    write_sample_batch(ledger.store, ledger.keys, batch, 1500)
+    write_sample_batch(ledger.store, ledger.keys, batch, 3000)  # verify runs a few seconds (libsodium: ~2 s)
     assert ingest(ledger.store, batch.read_text().splitlines()).status == "stored"
     exe = Path(sys.executable).with_name("pitboss")
     for extra in ([], ["--json"]):
