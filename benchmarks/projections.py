@@ -38,7 +38,6 @@ from ledger.house import PublicDir, init_ledger  # noqa: E402
 from ledger.keys import KeyDirectory  # noqa: E402
 from ledger.sim.demo import run_demo  # noqa: E402
 from ledger.store import Store  # noqa: E402
-from ledger.timeutil import utc_now  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402
 from projections.aml import scan_store  # noqa: E402
 from projections.reconcile import reconcile_day  # noqa: E402
@@ -52,14 +51,11 @@ def say(msg: str) -> None:
 
 def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
     say(f"{url.split('?')[0]}: signing and ingesting a demo day of {rounds} rounds")
-    store = Store.open(url, create=True)
-    keys, public = KeyDirectory(tmp / "keys"), PublicDir(tmp / "public")
+    built = build_day(url, tmp, rounds)
+    store = Store.open(url)
+    public = PublicDir(tmp / "public")
     try:
-        init_ledger(store, keys, public, "bench.pitboss/ledger")
-        t = time.perf_counter()
-        summary = run_demo(store, keys, public, seed=1, hands=rounds, progress=say)
-        ingest_s = time.perf_counter() - t
-        events = store.max_notification_id()
+        ingest_s, events = built["build_s"], built["events"]
         say("reading and decoding every event (baseline)")
         t = time.perf_counter()
         read = sum(1 for row in store.rows() if orjson.loads(row.state))
@@ -80,7 +76,7 @@ def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
 
         roots = TrustRoots(anchor=bytes.fromhex(public.anchor_file.read_text().strip()),  # the operator's own, pinned
                            log_key=VerifierKey.parse(public.vkey_file.read_text()))
-        report = reconcile_day(store, utc_now()[:10], roots=roots, public_dir=public.path)
+        report = reconcile_day(store, built["day"], roots=roots, public_dir=public.path)
         reconcile_s = time.perf_counter() - t
         say("the AML scan alone")
         t = time.perf_counter()
@@ -88,7 +84,7 @@ def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:
         aml_s = time.perf_counter() - t
     finally:
         store.close()
-    return {"rounds": summary["rounds"], "ledger_events": events, "demo_sign_and_ingest_s": round(ingest_s, 2),
+    return {"rounds": built["rounds"], "ledger_events": events, "demo_sign_and_ingest_s": round(ingest_s, 2),
             "rebuild_events_per_s": round(events / rebuild_s), "rebuild_s": round(rebuild_s, 2),
             "reconcile_s": round(reconcile_s, 2), "reconciled": report["ok"], "aml_scan_s": round(aml_s, 2),
             "aml_flags": len(flags), "baseline_read_events_per_s": round(read / read_s),
@@ -176,20 +172,31 @@ def day_figures(url: str, tmp: Path, rounds: int, sodium_all_cores: float) -> di
             "evidence_bundle_bytes": sum(f.stat().st_size for f in (tmp / "bundle-2").rglob("*") if f.is_file())}
 
 
+_PEAK = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+"""Runs a command and prints its exit code and peak RSS (KiB). Started as a small process
+of its own: Linux carries a process's peak RSS across exec, so a command forked straight
+from this benchmark (hundreds of MB once it has built a day) would report the
+benchmark's size, not its own."""
+
+
 def reconcile_peak_memory(rounds: int) -> int:
     """Peak resident memory (KiB) of ``pitboss reconcile`` of a day of ``rounds`` rounds, the
-    command alone in its own process (the day is built by another)."""
+    command alone in its own process (the day is built by another), started from a small
+    launcher (``_PEAK``)."""
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         url = f"sqlite:///{tmp / 'day.db'}"
         day = build_day(url, tmp, rounds)["day"]
         argv, env = _cli(url, tmp)
-        proc = subprocess.Popen(argv + ["reconcile", "--day", day, "--json"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        assert proc.returncode == 0, f"reconcile exited {proc.returncode}"
-        return int(usage.ru_maxrss)
+        out = subprocess.run([sys.executable, "-c", _PEAK, *argv, "reconcile", "--day", day, "--json"], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert out[0] == "0", f"reconcile exited {out[0]}"
+        return int(out[1])
 
 
 def drop_schema(url: str) -> None:
