@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import orjson
 from eventsourcing.persistence import PersistenceError
 
 from ledger.canonical import GENESIS_PREV
@@ -173,20 +172,11 @@ def _signatures(items: list[Item], world: World) -> tuple[dict[int, tuple[bytes,
     the verdicts. An event whose key the batch itself registers is checked in its turn."""
     jobs: list[tuple[bytes, bytes, bytes]] = []
     where: dict[int, tuple[bytes, int]] = {}
-    keys = world.ring.keys
     for i, (_, item) in enumerate(items):
-        if isinstance(item, Rejection):
-            continue
-        d = orjson.loads(item.data)
-        entry = keys.get(d["key_id"])
-        if entry is None:
-            continue
-        try:
-            job = (entry.public_key, bytes.fromhex(d["sig"]), bytes.fromhex(d["hash"]))
-        except ValueError:
-            continue
-        where[i] = (entry.public_key, len(jobs))
-        jobs.append(job)
+        job = None if isinstance(item, Rejection) else world.ring.signature_job(item.data)
+        if job is not None:
+            where[i] = (job[0], len(jobs))
+            jobs.append(job)
     return where, verify_signatures(jobs)
 
 

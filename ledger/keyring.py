@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import orjson
+
 from ledger.events import EventError, SignedEvent
 from ledger.keys import key_id_for, public_key_problem
 from ledger.kinds import KEYRING_STREAM, KINDS, kinds_for_role
@@ -105,6 +107,18 @@ class KeyRing:
             if entry.registered_by == entry.key_id:
                 return entry
         return None
+
+    def signature_job(self, data: bytes) -> tuple[bytes, bytes, bytes] | None:
+        """(public key, signature, hash bytes) of an event's JSON whose key this ring knows,
+        to check ahead on all cores (``ledger.keys.verify_signatures``: a key id names one
+        public key); None when the key is unknown or the bytes are not such an event, which
+        is then checked in its turn, where the reason is named."""
+        try:
+            d = orjson.loads(data)
+            entry = self.keys.get(d["key_id"])
+            return (entry.public_key, bytes.fromhex(d["sig"]), bytes.fromhex(d["hash"])) if entry else None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def authorize(self, ev: SignedEvent) -> KeyEntry:
         """The key entry that may sign ``ev``; EventError("key"|"role") otherwise."""

@@ -491,16 +491,8 @@ class RowJudge:
         (``ledger.keys.verify_signatures``), while the caller applies them in order."""
         jobs: list[tuple[bytes, bytes, bytes]] = []
         self._pre = {}
-        keys = self.ring.keys
         for nid, stream, _, _, state in rows:
-            if stream == KEYRING_STREAM:
-                continue
-            try:
-                d = orjson.loads(state)
-                entry = keys.get(d["key_id"])
-                job = (entry.public_key, bytes.fromhex(d["sig"]), bytes.fromhex(d["hash"])) if entry else None
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue  # judged in its turn, where the reason is named
+            job = None if stream == KEYRING_STREAM else self.ring.signature_job(state)
             if job is not None:
                 self._pre[nid] = len(jobs)
                 jobs.append(job)
