@@ -79,7 +79,7 @@ def place_of(stream: str, payload: Mapping[str, Any], round_table: str | None = 
     if stype == "round":
         table = payload.get("table") if round_table is None else round_table
         return f"table:{table}" if isinstance(table, str) else None
-    if stype == "seat":
+    if stype in ("seat", "import"):  # a seat, an imported round's provenance: at their table
         table = payload.get("table")
         return f"table:{table}" if isinstance(table, str) else None
     if stype in ("shoe", "wheel", "dice", "tournament", "account"):

@@ -48,6 +48,7 @@ EXTRA_PAYLOADS: dict[str, dict[str, Any]] = {
                                 "won": {"A": 1}},
     "tournament.disqualify.v1": {"player": "A", "penalty": "penalty:A#1"},
     "tournament.unregister.v1": {"player": "A"},
+    "import.source.v1": {"round": "round:R1", "table": "T", "format": "phh", "file": "x.phh", "sha256": "0" * 64},
     "ruling.key_compromise.v1": {"key_id": "0" * 16, "acts_on": ["account:X#1"], "decision": "confirmed",
                                  "basis": "video", "reason": "drill"},
 }
@@ -116,10 +117,10 @@ def test_keys_by_scope_a_producer_key_is_refused_outside_its_scope_for_every_kin
         for role in sorted(spec.roles & PRODUCER_ROLES):
             for where in ("OUT", "IN"):
                 payload = dict(examples[kind])
-                if "table" in payload and spec.stream_type in ("round", "seat"):
+                if "table" in payload and spec.stream_type in ("round", "seat", "import"):
                     payload["table"] = where
                 b = BatchBuilder.for_store(ledger.store)
-                ident = f"{where}-{checked}" if spec.stream_type in ("round", "seat") else where  # a place is its id
+                ident = f"{where}-{checked}" if spec.stream_type in ("round", "seat", "import") else where  # a place is its id
                 b.add(signers[role], f"{spec.stream_type}:{ident}", kind, payload)
                 before = ledger.store.count()
                 report = ingest(ledger.store, b.lines())

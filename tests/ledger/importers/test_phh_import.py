@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from cli.main import main
 from ledger.games.poker import PokerEngine, final_stacks
 from ledger.importers.phh import hand_events, load_hands
-from ledger.importers.phh_import import export_round
+from ledger.importers.phh_import import export_round, provenance_of
 from ledger.producer import BatchBuilder
 from tests.conftest import dump_rows
 from tests.helpers import add_round, ingest, open_table
@@ -76,7 +76,7 @@ def test_export_round_trips_through_pokerkit(ledger, rel: str) -> None:  # type:
     pokerkit = pytest.importorskip("pokerkit")
     res = CliRunner().invoke(main, ledger.cli_args() + ["import", "phh", "--json", corpus(rel)])
     rid = json.loads(res.stdout)[0]["round"]
-    text = export_round(ledger.store.stream_events(f"round:{rid}"))
+    text = export_round(ledger.store.stream_events(f"round:{rid}"), None, provenance_of(ledger.store, f"round:{rid}"))
     hh = pokerkit.HandHistory.loads(text)
     for state in hh:
         pass
@@ -146,3 +146,79 @@ def test_award_that_does_not_match_the_hands_is_refused(ledger) -> None:  # type
     play += [("poker.show.v1", {"seat": s, "cards": c}) for s, c in ((1, ["Ac", "Ad"]), (2, ["Kc", "Kd"]), (3, ["Qc", "Qd"]))]
     wrong = [("poker.award.v1", {"pot": 1, "amount": 300, "rake": 0, "winners": [{"seat": 2, "amount": 300}]})]
     _refused(ledger, START + play + wrong, "pot 1 is 300 with rake 0 and goes to seat 1 300")
+
+
+# --- issue 17 point 6: idempotent by content, provenance, directories, TOML export ---------
+
+def test_the_same_hand_by_three_spellings_of_its_path_is_one_round(ledger, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    src = Path(corpus(SHOWDOWN_NT))
+    (tmp_path / "h").mkdir()
+    copy = tmp_path / "h" / "hand.phh"
+    copy.write_bytes(src.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    spellings = [str(copy), "h/hand.phh", "./h/../h/hand.phh"]
+    first = CliRunner().invoke(main, ledger.cli_args() + ["import", "phh", "--json", *spellings])
+    out = json.loads(first.stdout)
+    assert first.exit_code == 0 and len({r["round"] for r in out}) == 1
+    assert "already_imported" not in out[0] and all(r["already_imported"] for r in out[1:])
+    # another file with the same hand (renamed) is the same round too
+    other = tmp_path / "renamed.phh"
+    other.write_bytes(src.read_bytes())
+    again = json.loads(CliRunner().invoke(main, ledger.cli_args() + ["import", "phh", "--json", str(other)]).stdout)
+    assert again == [{"source": str(other), "round": out[0]["round"], "already_imported": True}]
+    assert len(ledger.store.stream_events(f"import:{out[0]['round']}")) == 1
+
+
+def test_provenance_records_the_file_name_sha256_names_and_metadata(ledger) -> None:  # type: ignore[no-untyped-def]
+    import hashlib
+
+    from ledger.importers.phh_import import provenance_of
+
+    path = Path(corpus(SHOWDOWN_NT))
+    out = json.loads(CliRunner().invoke(main, ledger.cli_args() + ["import", "phh", "--json", str(path)]).stdout)
+    prov = provenance_of(ledger.store, f"round:{out[0]['round']}")
+    assert prov is not None and prov["format"] == "phh" and prov["file"] == "1.phh"
+    assert prov["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert prov["names"][0] == "Matthew Ashton" and prov["meta"]["year"] == 2023
+    assert prov["meta"]["event"].startswith("2023 World Series of Poker Event #43")
+    events = ledger.store.stream_events(f"import:{out[0]['round']}")
+    assert [e.kind for e in events] == ["import.source.v1"] and events[0].actor == "importer:phh"
+
+
+def test_a_directory_is_imported_recursively(ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tree = tmp_path / "hands"
+    (tree / "a" / "b").mkdir(parents=True)
+    for i, rel in enumerate([NT, SHOWDOWN_NT]):
+        (tree / ("a" if i else "a/b") / f"{i}.phh").write_bytes(Path(corpus(rel)).read_bytes())
+    (tree / "a" / "readme.txt").write_text("not a hand")
+    res = CliRunner().invoke(main, ledger.cli_args() + ["import", "phh", "--json", str(tree)])
+    out = json.loads(res.stdout)
+    assert res.exit_code == 0 and sorted(Path(r["source"]).name for r in out) == ["0.phh", "1.phh"]
+
+
+def test_provenance_is_refused_for_a_round_that_is_not_there_or_twice(ledger) -> None:  # type: ignore[no-untyped-def]
+    from ledger.sim.sample import producer_signer
+
+    signer = producer_signer(ledger.store, ledger.keys, "importer:phh", "importer", ["table:phh-import"])
+    b = BatchBuilder.for_store(ledger.store)
+    b.add(signer, "import:phh-nothere", "import.source.v1",
+          {"round": "round:phh-nothere", "table": "phh-import", "format": "phh", "file": "x.phh", "sha256": "0" * 64})
+    report = ingest(ledger.store, b.lines())
+    assert not report.ok and "no round round:phh-nothere" in str(report.rejections[0])
+
+
+def test_export_writes_toml_that_round_trips_names_event_year_and_currency(ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import tomllib
+
+    src = tmp_path / "h.phh"
+    text = Path(corpus(SHOWDOWN_NT)).read_text() + "\ncurrency = 'USD'\ntime = 12:30:00\n_note = \"it's \\\"quoted\\\"\"\n"
+    src.write_text(text)
+    out = json.loads(CliRunner().invoke(main, ledger.cli_args() + ["import", "phh", "--json", str(src)]).stdout)
+    res = CliRunner().invoke(main, ledger.cli_args() + ["export", "phh", out[0]["round"], "-o", "-"])
+    assert res.exit_code == 0
+    back, orig = tomllib.loads(res.stdout), tomllib.loads(text)
+    for key in ("players", "event", "year", "month", "day", "currency", "city", "author", "time", "_note",
+                "starting_stacks", "finishing_stacks", "antes", "blinds_or_straddles", "min_bet", "variant"):
+        assert back[key] == orig[key], key
+    assert back["actions"] == [a.split("#")[0].strip() for a in orig["actions"]]
