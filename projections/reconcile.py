@@ -84,7 +84,8 @@ from projections.runner import ViewStore, catch_up
 from projections.table_chips import ChipBook
 from projections.views import Add, Context, Put
 
-Progress = Callable[[str], None]
+Progress = Callable[..., None]
+"""``say(step)`` as a step starts, ``say(step, done, total)`` as it advances."""
 
 
 VERDICTS = ("RECONCILED", "NOT RECONCILED", "UNVERIFIED", "INCOMPLETE", "NOTHING TO RECONCILE")
@@ -110,11 +111,13 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
                   progress: Progress | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     day = real_day(day)
-    say = progress or (lambda msg: None)
+    say = progress or (lambda *args: None)
     discrepancies: list[dict[str, Any]] = []
 
-    say("verifying every event (signatures, keys, chains, checkpoints)")
-    ver = verify_ledger(store, roots=roots, public_dir=public_dir, since=since, workers=workers)
+    step = "verifying every event (signatures, keys, chains, checkpoints)"
+    say(step)
+    ver = verify_ledger(store, roots=roots, public_dir=public_dir, since=since, workers=workers,
+                        progress=lambda done, total: say(step, done, total))
     confirmed = compromise_rulings(store, frozenset(ver.rejected()))
     addressed = []
     rejected_list: list[tuple[str, int]] = []

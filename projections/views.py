@@ -23,6 +23,9 @@ Views:
   commission, rake and the house's net (house revenue per table and per day).
 - ``rounds``: one row per closed round: table, game, status, times, staked, paid,
   commission, rake.
+- ``round_index``: what finds a round (``projections.finder``, ``pitboss rounds``): each
+  closed round's players (whoever the round's rules seat or its events name, with their
+  net result) and its currency.
 
 The gaming day is the UTC date of the round's close, here and in reconciliation and
 AML; a gaming day that starts at another hour (a casino's business-day cut-off) is not
@@ -252,4 +255,23 @@ class RoundsView(View):
                      money.paid, money.commission, money.rake))]
 
 
-VIEWS: dict[str, View] = {v.name: v for v in (AccountsView(), ChipsView(), TablesView(), RoundsView())}
+class RoundIndexView(View):
+    name = "round_index"
+    tables = (Table("round_players", ("round", "player"), ("table_id", "day", "net"), text_columns=("table_id", "day")),
+              Table("round_currency", ("round",), ("currency",), text_columns=("currency",)))
+
+    def handle(self, ev: SignedEvent, ctx: Context) -> list[Add | Put]:
+        if ev.kind != "round.close.v1":
+            return []
+        rs, opening, outcome = ctx.closed_round(ev.stream)
+        money = round_money(rs.game, outcome, ev.payload["status"])
+        players = set(money.nets) | {p for p in opening.payload["rules"].get("players") or () if isinstance(p, str)}
+        players |= {e.payload["player"] for e in ctx.round_events(ev.stream) if isinstance(e.payload.get("player"), str)}
+        rid, table = ev.stream.split(":", 1)[1], opening.payload["table"]
+        ops: list[Add | Put] = [Put("round_players", (rid, player), (table, gaming_day(ev.at), money.nets.get(player, 0)))
+                                for player in sorted(players)]
+        return ops + [Put("round_currency", (rid,), (ctx.currency(table, opening.at),))]
+
+
+VIEWS: dict[str, View] = {v.name: v for v in (AccountsView(), ChipsView(), TablesView(), RoundsView(),
+                                              RoundIndexView())}

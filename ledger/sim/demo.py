@@ -166,8 +166,8 @@ class _Shoe:
 
 
 def run_demo(store: Store, keys: KeyDirectory, public: PublicDir, seed: int = 7, hands: int = 200,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    say = progress or (lambda msg: None)
+             progress: Callable[..., None] | None = None) -> dict[str, Any]:
+    say = progress or (lambda *args: None)
     rng = random.Random(seed)
     base = store.max_notification_id()
     tag = f"d{seed}-{base}"
@@ -340,7 +340,7 @@ class _Flow:
     """Signed events go to the ledger a batch at a time (``IngestSession``), so a night of
     any size is held in memory one batch at a time."""
 
-    def __init__(self, store: Store, b: BatchBuilder, say: Callable[[str], None], receipts: Any = None):
+    def __init__(self, store: Store, b: BatchBuilder, say: Callable[..., None], receipts: Any = None):
         self.session, self.b, self.say = IngestSession(store, receipts=receipts), b, say
         self.events = self.rounds = 0
 
@@ -354,8 +354,7 @@ class _Flow:
         self.events += len(lines)
         self.rounds += sum(1 for ev in self.b.events if ev.kind == "round.open.v1")
         self.b.events.clear()
-        if self.events // (50 * BATCH) != (self.events - len(lines)) // (50 * BATCH):
-            self.say(f"{self.events} events signed and ingested")
+        self.say("dealing the night: events signed and ingested", self.events, None)
 
 
 class _Draw:

@@ -35,7 +35,7 @@ def producer_signer(store: Store, keys: KeyDirectory, actor: str, role: str, sco
     return create_key(store, keys, actor, role, scope=scope)
 
 
-def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: int) -> int:
+def write_sample_batch(store: Store, keys: KeyDirectory, output: Path | None, rounds: int) -> tuple[int, str]:
     table = "sample-bac-1"
     floor = producer_signer(store, keys, "floor:sample", "floor")
     dealer = producer_signer(store, keys, "dealer:sample", "dealer", [f"table:{table}", f"shoe:{table}-*"])
@@ -103,6 +103,8 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path, rounds: i
         batch.add(floor, f"chips:{table}", "chips.count.v1", {"stacks": {p: n for p, n in sorted(chips.items()) if n}})
     batch.add(cage, "account:P001", "cash.withdrawal.v1",
               {"amount": 20_000, "currency": "EUR", "method": "bank", "reference": "wd-P001"})
-    batch.write_jsonl(output)
-    return len(batch.events)
+    text = "".join(line + "\n" for line in batch.lines())
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    return len(batch.events), text
 

@@ -55,7 +55,7 @@ def test_demo_is_deterministic_for_a_seed(ledger, tmp_path: Path) -> None:  # ty
     first = _demo(ledger, tmp_path)
     other = ["--db", f"sqlite:///{tmp_path}/other/pitboss.db", "--keys", str(tmp_path / "ok"),
              "--public", str(tmp_path / "op")]
-    assert CliRunner().invoke(main, other + ["init"]).exit_code == 0
+    assert CliRunner().invoke(main, other + ["init", "--parents"]).exit_code == 0
     res = CliRunner().invoke(main, other + ["demo", "--seed", "3", "--hands", "70", "-o", str(tmp_path / "o2"),
                                             "--json"])
     second = json.loads(res.stdout)

@@ -116,7 +116,7 @@ def test_1_reconcile_pins_the_anchor_on_a_database_only_substitution(night: Ledg
 def test_1_every_verdict_states_its_roots_and_init_writes_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _unpin(monkeypatch)
     args = ["--db", str(tmp_path / "l.db")]
-    res = CliRunner().invoke(main, args + ["init", "--trust-config", str(tmp_path / "etc" / "trust.toml"), "--json"])
+    res = CliRunner().invoke(main, args + ["init", "--parents", "--trust-config", str(tmp_path / "etc" / "trust.toml"), "--json"])
     assert res.exit_code == 0, res.output
     roots = json.loads(res.stdout)["roots"]
     text = (tmp_path / "etc" / "trust.toml").read_text()
