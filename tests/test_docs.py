@@ -80,3 +80,42 @@ def test_the_spec_names_every_section_a_verifier_needs() -> None:
                     "## RNG", "## Ed25519 acceptance rules", "## Verdicts"):
         assert heading in spec, heading
     assert Path(DOCS / "cli.md").exists()
+
+
+def test_the_specs_worked_example_recomputes_from_its_own_text() -> None:
+    """docs/spec.md's worked example, checked the way an implementer would: hashlib,
+    json and libsodium (PyNaCl) only, no pitboss code."""
+    import base64
+    import hashlib
+    import re
+
+    from nacl.bindings import crypto_sign_open, crypto_sign_seed_keypair
+
+    spec = (DOCS / "spec.md").read_text()
+    example = spec[spec.index("## Worked example"):]
+    line = re.search(r"```json\n(.*?)\n```", example, re.S).group(1)  # type: ignore[union-attr]
+    ev = json.loads(line)
+    assert json.dumps(ev, sort_keys=True, separators=(",", ":"), ensure_ascii=False) == line  # stored as JCS
+    body = {k: v for k, v in ev.items() if k not in ("hash", "sig")}
+    jcs = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    digest = hashlib.sha256(b"pitboss.event.v2\x00" + jcs).digest()
+    assert digest.hex() == ev["hash"] and ev["hash"] in example
+    pk, _ = crypto_sign_seed_keypair(bytes.fromhex(re.search(r"secret\s+`([0-9a-f]{64})`", example).group(1)))  # type: ignore[union-attr]
+    assert pk.hex() == ev["payload"]["public_key"] and hashlib.sha256(pk).hexdigest()[:16] == ev["key_id"]
+    assert crypto_sign_open(bytes.fromhex(ev["sig"]) + digest, pk) == digest
+    leaf = hashlib.sha256(b"\x00" + digest).digest()
+    assert f"`{leaf.hex()}`" in example
+    vkey = re.search(r"verifier key is `([^`]+)`", example).group(1)  # type: ignore[union-attr]
+    name, khash, b64 = vkey.split("+")
+    raw = base64.b64decode(b64)
+    log_seed = re.findall(r"secret\s+`([0-9a-f]{64})`", example)[1]
+    assert raw == b"\x01" + crypto_sign_seed_keypair(bytes.fromhex(log_seed))[0]
+    assert hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4].hex() == khash
+    note = re.search(r"```text\n(.*?)```", example, re.S).group(1)  # type: ignore[union-attr]
+    text, sigline = note.split("\n\n")
+    text += "\n"
+    assert text.split("\n")[:4] == [name, "1", base64.b64encode(leaf).decode(), f"pitboss/keyring 1 {ev['hash']}"]
+    dash, signer, blob64 = sigline.strip().split(" ")
+    blob = base64.b64decode(blob64)
+    assert dash == "\u2014" and signer == name and blob[:4].hex() == khash
+    assert crypto_sign_open(blob[4:] + text.encode(), raw[1:]) == text.encode()
