@@ -77,6 +77,8 @@ ENVIRONMENT = (
     ("PITBOSS_WITNESS_QUORUM", "cosignatures required (--witness-quorum)"),
     ("PITBOSS_STATE", "where a verifier keeps the last checkpoint it accepted (--state)"),
     ("PITBOSS_RETRIES, PITBOSS_BACKOFF, PITBOSS_MAX_SKEW", "ingest's --retries, --backoff, --max-skew"),
+    ("PITBOSS_LOCK_TIMEOUT", "seconds a writer waits for PostgreSQL's writers' lock (default 30)"),
+    ("PITBOSS_SQLITE_LOCK_TIMEOUT", "seconds a writer waits for a locked SQLite file (default 10)"),
 )
 JSON_HELP = "One JSON document on standard output (money in integer minor units)."
 _ENV_EPILOG = "\b\nEnvironment:\n" + "\n".join(f"  {n}: {m}" for n, m in ENVIRONMENT)
@@ -1125,10 +1127,11 @@ def _reconcile_lines(report: dict[str, Any], roots: TrustRoots) -> list[str]:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True, help="Rounds per page.")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
               help="Matching rounds to skip (the next page starts at offset + limit).")
+@click.option("--ids", is_flag=True, help="Only the round ids, one per line (for scripts).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the page, the total and the next offset.")
 @click.pass_obj
 def rounds(c: Context, day: str | None, table_id: str | None, player: str | None, game: str | None,
-           status: str | None, limit: int, offset: int, as_json: bool) -> None:
+           status: str | None, limit: int, offset: int, ids: bool, as_json: bool) -> None:
     """Find closed rounds by gaming day, table, player, game or status, a page at a time.
 
     From the views (caught up first), in the order the rounds closed. Money is shown in
@@ -1145,6 +1148,9 @@ def rounds(c: Context, day: str | None, table_id: str | None, player: str | None
         page, total = find_rounds(vs, day=day, table=table_id, player=player, game=game, status=status,
                                   limit=limit, offset=offset)
     nxt = offset + len(page) if offset + len(page) < total else None
+    if ids and not as_json:
+        click.echo("\n".join(r["round"] for r in page), nl=bool(page))
+        sys.exit(EXIT_OK if page else EXIT_NOTHING)
     text = [f"{'round':<28} {'table':<12} {'game':<12} {'status':<8} {'closed (UTC)':<19} {'staked':>15}"]
     for r in page:
         cur = r["currency"] or "?"
@@ -1222,7 +1228,10 @@ def aml_flags(c: Context, day: str | None, as_json: bool) -> None:
     with _Guard(as_json), c.open() as store:
         judge = RowJudge(store)
         flags = [f for f in scan_store(store, accept=accept) if day in (None, f.day)]
-    text = [f"{f.id}  {f.day}  {f.rule:<20} {','.join(f.players):<24} {f.amount:>12}  {f.reason}" for f in flags]
+    from projections.money import show
+
+    text = [f"{f.id}  {f.day}  {f.rule:<23} {_cut(','.join(f.players), 24):<24} {show(f.amount, f.currency):>14}\n"
+            f"    {f.reason}" for f in flags]
     text += [f"  not counted (its own checks fail): row {nid}: {why}" for nid, why in judge.refused]
     nothing = scanned == 0
     summary = (f"NOTHING TO SCAN: no events on {day}" if nothing else
@@ -1341,15 +1350,23 @@ def balances(c: Context, player: str | None, as_json: bool) -> None:
         if not report["accounts"]:
             _fail(as_json, f"no account {player!r} in the ledger", EXIT_USAGE)
         report = {"accounts": report["accounts"]}
-    text = [f"{x['player']:<20} {x['currency']:<5} balance {x['balance']:>12}  (at the cage {x['at_cage']}, chips"
-            f" {x['chips_in_play']}; deposits {x['deposits']}, withdrawals {x['withdrawals']}, transfers"
-            f" +{x['transfers_in']}/-{x['transfers_out']}, games {x['game_net']} over {x['rounds']} rounds)"
+    from projections.money import show
+
+    def m(amount: int, currency: str) -> str:
+        return show(amount, currency)
+
+    text = [f"{_cut(x['player'], 24):<24} balance {m(x['balance'], x['currency']):>14}  (cage"
+            f" {m(x['at_cage'], x['currency'])}, chips {m(x['chips_in_play'], x['currency'])})\n"
+            f"    deposits {m(x['deposits'], x['currency'])}, withdrawals {m(x['withdrawals'], x['currency'])},"
+            f" transfers in {m(x['transfers_in'], x['currency'])} out {m(x['transfers_out'], x['currency'])},"
+            f" games {m(x['game_net'], x['currency'])} over {x['rounds']} rounds"
             for x in report["accounts"]] or ["no accounts"]
     if player is None:
-        text += [f"chips in play at {t['table']}: {t['chips']} {t['currency']}" for t in report["chips_in_play"]]
-        text += [f"house revenue {r['table']} {r['day']}: net {r['house_net']} {r['currency']} (commission"
-                 f" {r['commission']}, rake {r['rake']}, {r['rounds']} rounds)" for r in report["house_revenue"]]
-        text += [f"outstanding liabilities: {amount} {cur}" for cur, amount in report["liabilities"].items()]
+        text += [f"chips in play at {t['table']}: {m(t['chips'], t['currency'])}" for t in report["chips_in_play"]]
+        text += [f"house revenue {r['table']} {r['day']}: net {m(r['house_net'], r['currency'])} (commission"
+                 f" {m(r['commission'], r['currency'])}, rake {m(r['rake'], r['currency'])}, {r['rounds']} rounds)"
+                 for r in report["house_revenue"]]
+        text += [f"outstanding liabilities: {m(amount, cur)}" for cur, amount in report["liabilities"].items()]
     _emit(as_json, report, "\n".join(text))
 
 

@@ -50,7 +50,7 @@ from ledger.refs import event_ref
 from ledger.store import Store
 from ledger.timeutil import gaming_day, parse_utc
 from projections.aml_poker import dumping_plays
-from projections.money import round_money
+from projections.money import round_money, show
 from projections.views import Context
 
 NOT_COVERED = ["chip dumping in poker variants other than hold'em: their play is not judged"
@@ -78,6 +78,8 @@ class Flag:
     day: str
     reason: str
     events: list[str] = field(default_factory=list)
+    currency: str = ""
+    """The currency (or chip unit) of ``amount``: a rule sums one currency at a time."""
     id: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -109,24 +111,28 @@ class Scanner:
 
     def __init__(self, ctx: Context, config: AmlConfig | None = None):
         self.ctx, self.cfg = ctx, config or AmlConfig()
-        self.cash: dict[str, list[_Cash]] = defaultdict(list)
-        self.wagers: dict[str, list[tuple[str, int, str]]] = defaultdict(list)  # player -> (at, wagered, round ref)
-        self.flows: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)  # (day, from, to) -> amounts
-        self.dumps: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # the same, dumping plays
-        self.transfers: dict[tuple[str, str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (day, from, to)
+        # every sum is of one currency (or chip unit): keys carry it
+        self.cash: dict[tuple[str, str], list[_Cash]] = defaultdict(list)  # (player, currency)
+        self.wagers: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)  # -> (at, wagered, round)
+        # (day, from, to, currency) -> amounts; the same with dumping plays
+        self.flows: dict[tuple[str, str, str, str], list[tuple[int, str]]] = defaultdict(list)
+        self.dumps: dict[tuple[str, str, str, str], list[tuple[int, str, str]]] = defaultdict(list)
+        # (day, from, to, currency) -> (amount, beneficiary type, ref)
+        self.transfers: dict[tuple[str, str, str, str], list[tuple[int, str, str]]] = defaultdict(list)
         self.location: dict[str, tuple[str, str]] = {}  # player -> (country, location event ref)
-        # (player, day) -> (wagered, round ref, (location event ref, country)) for rounds played from there
-        self.abroad: dict[tuple[str, str], list[tuple[int, str, tuple[str, str]]]] = defaultdict(list)
+        # (player, day, currency) -> (wagered, round ref, (location event ref, country)) for rounds played from there
+        self.abroad: dict[tuple[str, str, str], list[tuple[int, str, tuple[str, str]]]] = defaultdict(list)
 
     def feed(self, ev: SignedEvent) -> None:
         ctx, cfg = self.ctx, self.cfg
         cash, wagers, flows, dumps = self.cash, self.wagers, self.flows, self.dumps
         transfers, location, abroad = self.transfers, self.location, self.abroad
         if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
-            cash[ev.stream.split(":", 1)[1]].append(_Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
+            cash[(ev.stream.split(":", 1)[1], ev.payload["currency"])].append(
+                _Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
         elif ev.kind == "cash.transfer.v1":
             p = ev.payload
-            transfers[(gaming_day(ev.at), ev.stream.split(":", 1)[1], p["beneficiary"])].append(
+            transfers[(gaming_day(ev.at), ev.stream.split(":", 1)[1], p["beneficiary"], p["currency"])].append(
                 (p["amount"], p["beneficiary_type"], event_ref(ev.stream, ev.seq)))
         elif ev.kind == "account.location.v1":
             location[ev.stream.split(":", 1)[1]] = (ev.payload["country"], event_ref(ev.stream, ev.seq))
@@ -134,11 +140,12 @@ class Scanner:
             rs, opening, outcome = ctx.closed_round(ev.stream)
             money = round_money(rs.game, outcome, ev.payload["status"])
             ref = event_ref(ev.stream, ev.seq)
+            currency = ctx.currency(opening.payload["table"], opening.at)
             for player, amount in money.wagered.items():
-                wagers[player].append((ev.at, amount, ref))
+                wagers[(player, currency)].append((ev.at, amount, ref))
                 country, where = location.get(player, ("", ""))
                 if country in cfg.restricted_jurisdictions:
-                    abroad[(player, gaming_day(ev.at))].append((amount, ref, (where, country)))
+                    abroad[(player, gaming_day(ev.at), currency)].append((amount, ref, (where, country)))
             if rs.engine is not None and rs.engine.banking == "pool":  # players play each other: money flows between them
                 losers = {p: -n for p, n in money.nets.items() if n < 0}
                 winners = {p: n for p, n in money.nets.items() if n > 0}
@@ -150,29 +157,34 @@ class Scanner:
                 for loser, lost in losers.items():
                     for winner, gain in winners.items():
                         share = lost * gain // won
-                        flows[(gaming_day(ev.at), loser, winner)].append((share, ref))
+                        flows[(gaming_day(ev.at), loser, winner, currency)].append((share, ref))
                         if loser in dumped:
-                            dumps[(gaming_day(ev.at), loser, winner)].append((share, ref, dumped[loser]))
+                            dumps[(gaming_day(ev.at), loser, winner, currency)].append((share, ref, dumped[loser]))
 
     def flags(self) -> list[Flag]:
         flags: list[Flag] = []
-        for player, items in sorted(self.cash.items()):
-            flags += _cash_rules(player, items, self.wagers.get(player, []), self.cfg)
+        for (player, currency), items in sorted(self.cash.items()):
+            flags += _cash_rules(player, currency, items, self.wagers.get((player, currency), []), self.cfg)
         flags += _dumping(self.dumps, self.flows, self.cfg)
         flags += _third_party(self.transfers, self.cfg)
-        for (player, day), rounds in sorted(self.abroad.items()):
+        for (player, day, currency), rounds in sorted(self.abroad.items()):
             places = list(dict.fromkeys(where for _, _, where in rounds))  # the location events, in order
             flags.append(Flag("restricted_jurisdiction", [player], sum(a for a, _, _ in rounds), day,
                               f"{player} played {len(rounds)} rounds while located in a restricted jurisdiction"
                               f" ({', '.join(country for _, country in places)})",
-                              [ref for ref, _ in places] + [ref for _, ref, _ in rounds]))
+                              [ref for ref, _ in places] + [ref for _, ref, _ in rounds], currency))
         for f in flags:
             f.id = hashlib.sha256(f"{f.rule}|{','.join(f.players)}|{f.day}|{','.join(f.events)}".encode()).hexdigest()[:12]
         return flags
 
 
-def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, str]], cfg: AmlConfig) -> list[Flag]:
+def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: list[tuple[str, int, str]],
+                cfg: AmlConfig) -> list[Flag]:
+    """The cash rules over one player's movements in one currency (thresholds in its minor units)."""
     out: list[Flag] = []
+
+    def m(amount: int) -> str:
+        return show(amount, currency)
     by_day: dict[str, list[_Cash]] = defaultdict(list)
     for c in items:
         by_day[gaming_day(c.ev.at)].append(c)
@@ -182,16 +194,16 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
             total = sum(c.amount for c in chosen)
             if total > cfg.report_threshold:
                 out.append(Flag("cash_over_threshold", [player], total, day,
-                                f"{label} of {total} in the gaming day exceeds the reporting threshold"
-                                f" {cfg.report_threshold}", [c.ref for c in chosen]))
+                                f"{label} of {m(total)} in the gaming day exceeds the reporting threshold"
+                                f" {m(cfg.report_threshold)}", [c.ref for c in chosen], currency))
         ins = sum(c.amount for c in day_items if c.deposit)
         outs = [c for c in day_items if not c.deposit]
         wagered = sum(w for at, w, _ in wagers if gaming_day(at) == day)
         if ins and outs and wagered < cfg.minimal_play_ratio * ins:
             out.append(Flag("minimal_play", [player], ins, day,
-                            f"cash in {ins} and out {sum(c.amount for c in outs)} the same day with only {wagered}"
-                            f" wagered (under {cfg.minimal_play_ratio:.0%} of the cash in)",
-                            [c.ref for c in day_items]))
+                            f"cash in {m(ins)} and out {m(sum(c.amount for c in outs))} the same day with only"
+                            f" {m(wagered)} wagered (under {cfg.minimal_play_ratio:.0%} of the cash in)",
+                            [c.ref for c in day_items], currency))
     near = [c for c in items if cfg.structuring_band * cfg.report_threshold <= c.amount < cfg.report_threshold]
     used: set[str] = set()
     for i, first in enumerate(near):
@@ -204,7 +216,7 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
             used |= {c.ref for c in window}
             out.append(Flag("structuring", [player], total, gaming_day(first.ev.at),
                             f"{len(window)} cash transactions within 24 h, each just under the threshold"
-                            f" {cfg.report_threshold}, {total} together", [c.ref for c in window]))
+                            f" {m(cfg.report_threshold)}, {m(total)} together", [c.ref for c in window], currency))
     for d in (c for c in items if c.deposit):
         t0 = parse_utc(d.ev.at)
         for w in (c for c in items if not c.deposit):
@@ -213,34 +225,36 @@ def _cash_rules(player: str, items: list[_Cash], wagers: list[tuple[str, int, st
                 played = sum(x for at, x, _ in wagers if t0 <= parse_utc(at) <= t1)
                 if played < cfg.minimal_play_ratio * d.amount:
                     out.append(Flag("rapid_in_out", [player], w.amount, gaming_day(d.ev.at),
-                                    f"cash out {w.amount} {int((t1 - t0).total_seconds() // 60)} min after cash in"
-                                    f" {d.amount}, with {played} wagered between", [d.ref, w.ref]))
+                                    f"cash out {m(w.amount)} {int((t1 - t0).total_seconds() // 60)} min after cash"
+                                    f" in {m(d.amount)}, with {m(played)} wagered between", [d.ref, w.ref],
+                                    currency))
                     break
     return out
 
 
-def _dumping(dumps: dict[tuple[str, str, str], list[tuple[int, str, str]]],
-             flows: dict[tuple[str, str, str], list[tuple[int, str]]], cfg: AmlConfig) -> list[Flag]:
+def _dumping(dumps: dict[tuple[str, str, str, str], list[tuple[int, str, str]]],
+             flows: dict[tuple[str, str, str, str], list[tuple[int, str]]], cfg: AmlConfig) -> list[Flag]:
     out: list[Flag] = []
-    for (day, loser, winner), items in sorted(dumps.items()):
+    for (day, loser, winner, currency), items in sorted(dumps.items()):
         forward = sum(a for a, _, _ in items)
-        back = sum(a for a, _ in flows.get((day, winner, loser), []))
+        back = sum(a for a, _ in flows.get((day, winner, loser, currency), []))
         if len(items) >= cfg.dumping_hands and forward > 0 and forward >= cfg.dumping_ratio * back:
             out.append(Flag("chip_dumping", [loser, winner], forward, day,
-                            f"{loser} lost {forward} to {winner} over {len(items)} hands with dumping plays"
-                            f" ({items[0][2]}; ...), {back} flowed back", [ref for _, ref, _ in items]))
+                            f"{loser} lost {show(forward, currency)} to {winner} over {len(items)} hands with dumping"
+                            f" plays ({items[0][2]}; ...), {show(back, currency)} flowed back",
+                            [ref for _, ref, _ in items], currency))
     return out
 
 
-def _third_party(transfers: dict[tuple[str, str, str], list[tuple[int, str, str]]], cfg: AmlConfig) -> list[Flag]:
+def _third_party(transfers: dict[tuple[str, str, str, str], list[tuple[int, str, str]]], cfg: AmlConfig) -> list[Flag]:
     out: list[Flag] = []
-    for (day, sender, beneficiary), items in sorted(transfers.items()):
+    for (day, sender, beneficiary, currency), items in sorted(transfers.items()):
         total = sum(a for a, _, _ in items)
         if total > cfg.third_party_threshold:
             kind = "the account of " if items[0][1] == "account" else "the outside party "
             out.append(Flag("third_party_transfer", [sender] + ([beneficiary] if items[0][1] == "account" else []),
-                            total, day, f"{sender} sent {total} to {kind}{beneficiary} in {len(items)} transfers",
-                            [ref for _, _, ref in items]))
+                            total, day, f"{sender} sent {show(total, currency)} to {kind}{beneficiary} in"
+                                        f" {len(items)} transfers", [ref for _, _, ref in items], currency))
     return out
 
 

@@ -43,16 +43,19 @@ def opened_by_importer(ring: KeyRing, key_id: str) -> bool:
 __all__ = ["RoundMoney", "opened_by_importer", "readable_keyring", "round_money"]
 
 
-ISO_4217_EXPONENT = {
-    # ISO 4217 currencies a casino meets, and the digits of their minor unit; every other
-    # code (CHIP, TDOLLAR, a house's chip unit) is a unit counted whole.
+MINOR_DIGITS = {
+    # ISO 4217 currencies a casino meets, and the digits of their minor unit; T$ (tournament
+    # dollars, ``TDOLLAR``) are counted in the cents of the money they stand for
+    # (``ledger.judges.tournament``). Every other code (CHIP, a house's chip unit) is a unit
+    # counted whole.
+    "TDOLLAR": 2,
     **dict.fromkeys(("EUR", "USD", "GBP", "CHF", "CAD", "AUD", "NZD", "HKD", "SGD", "MOP", "CNY", "SEK", "NOK",
                      "DKK", "PLN", "CZK", "HUF", "RON", "BGN", "TRY", "INR", "ZAR", "MXN", "BRL", "ILS", "AED",
                      "PHP", "THB", "MYR", "TWD", "RUB", "UAH", "ARS"), 2),
     **dict.fromkeys(("JPY", "KRW", "VND", "CLP", "ISK", "XAF", "XOF"), 0),
     **dict.fromkeys(("KWD", "BHD", "OMR", "JOD", "TND"), 3),
 }
-SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "CHF": "CHF ", "INR": "₹", "KRW": "₩", "ILS": "₪"}
+SYMBOLS = {"TDOLLAR": "T$", "EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "CHF": "CHF ", "INR": "₹", "KRW": "₩", "ILS": "₪"}
 
 
 def show(amount: int, currency: str) -> str:
@@ -61,7 +64,7 @@ def show(amount: int, currency: str) -> str:
     "1.234 KWD"), a chip unit whole with its name ("1,250 CHIP"). JSON keeps the integers."""
     sign = "-" if amount < 0 else ""
     n = abs(amount)
-    digits = ISO_4217_EXPONENT.get(currency)
+    digits = MINOR_DIGITS.get(currency)
     if digits is None:
         return f"{sign}{n:,} {currency}"
     major, minor = divmod(n, 10 ** digits)

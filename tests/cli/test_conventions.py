@@ -75,6 +75,20 @@ def test_every_json_flag_and_option_has_help_text() -> None:
                 assert p.help, f"{path} {p.opts} has no help"
 
 
+def test_every_environment_variable_the_code_reads_is_in_help() -> None:
+    import re
+
+    from cli.main import ENVIRONMENT
+
+    root = Path(__file__).resolve().parents[2]
+    used = set()
+    for package in ("ledger", "projections", "cli"):
+        for path in (root / package).rglob("*.py"):
+            used |= set(re.findall(r"PITBOSS_[A-Z_]+", path.read_text()))
+    listed = {name for names, _ in ENVIRONMENT for name in names.split(", ")}
+    assert used - {"PITBOSS_COMPLETE"} <= listed, sorted(used - listed)  # _PITBOSS_COMPLETE: click's completion
+
+
 def test_role_choices_are_the_ledgers_roles() -> None:
     from ledger.kinds import ROLES
 
@@ -221,6 +235,12 @@ def test_rounds_text_shows_money_in_major_units_and_fits_100_columns(night: Path
     assert all(len(line) <= 100 for line in lines) and "€" in res.stdout and "next page: --offset 12" in lines[-1]
     rows = _rounds(night, "--limit", "1")["rounds"]
     assert isinstance(rows[0]["staked"], int)  # JSON keeps integer minor units
+
+
+def test_ids_prints_only_round_ids_for_scripts(night: Path) -> None:
+    res = _run(["rounds", "--ids", "--game", "baccarat", "--limit", "3"], night)
+    want = [r["round"] for r in _rounds(night, "--game", "baccarat", "--limit", "3")["rounds"]]
+    assert res.returncode == 0 and res.stdout.split() == want and len(want) == 3
 
 
 def test_no_round_matches_is_exit_6(night: Path) -> None:
