@@ -891,10 +891,18 @@ def witness_serve(directory: str, host: str, port: int) -> None:
 
 @main.command()
 @click.argument("round_id")
+@click.option("--at", "at_seq", type=click.IntRange(1), default=None,
+              help="Stop at this seq of the round: the round as it stood then.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
-def replay(c: Context, round_id: str, as_json: bool) -> None:
-    """Replay ROUND_ID step by step through its game engine; exit 1 on any difference."""
+def replay(c: Context, round_id: str, at_seq: int | None, as_json: bool) -> None:
+    """Replay ROUND_ID step by step through its game engine; exit 1 on any difference.
+
+    Each event is re-checked (hash, signature, key at its time, chain) and applied by the
+    same engine that judged it at ingest; after each step, the game as it stood (cards and
+    totals, bets, pot, street, who acts), then the result. Money in the table's currency;
+    --json keeps integer minor units. With --at, the round up to that seq only (a round
+    shorter than --at is an error, exit 2)."""
     from projections.replay import ReplayError, replay_round
 
     with _Guard(as_json), c.open() as store:
@@ -902,25 +910,67 @@ def replay(c: Context, round_id: str, as_json: bool) -> None:
             rep = replay_round(store, round_id)
         except ReplayError as exc:
             _fail(as_json, str(exc), EXIT_USAGE)
-    lines = [f"{rep.round}  {rep.game} at table {rep.table}  rules {json.dumps(rep.rules, sort_keys=True)}"]
+    finished = at_seq is None or at_seq == len(rep.steps)
+    if at_seq is not None:
+        if at_seq > len(rep.steps):
+            _fail(as_json, f"{rep.round} has {len(rep.steps)} events: there is no seq {at_seq}", EXIT_USAGE)
+        rep.steps = rep.steps[:at_seq]
+        rep.differences = [d for d in rep.differences if d["seq"] <= at_seq]
+        if not finished:  # the round as it stood: not yet closed, no result
+            rep.status, rep.result, rep.outcome = None, None, None
+    lines = [_cut(f"{rep.round}: {rep.game} at table {rep.table}, {rep.currency}", 100)]
+    if rep.rules:
+        lines += [_cut("  rules " + json.dumps(rep.rules, sort_keys=True, separators=(", ", ": ")), 100)]
     if not rep.engine:
-        lines.append(f"  (no {rep.game} engine yet: events are checked for signatures only)")
+        lines.append(f"  (no {rep.game} engine: events are checked for signatures only)")
+    shown: list[str] = []
     for s in rep.steps:
-        body = json.dumps(s.payload, sort_keys=True, separators=(",", ":"))
-        lines.append(f"  {s.seq:>3} {s.at} {s.actor:<16} {s.kind:<26} {body}")
-        if s.state and "to_act" in s.state and "board" in s.state:  # poker: the table after the step
-            st = s.state
-            stacks = " ".join(f"s{x['seat']}:{x['stack']}" + ("" if x["in_hand"] else "(out)") for x in st["seats"])
-            lines.append(f"      board {''.join(st['board']) or '-'}  pot {st['pot']}  stacks {stacks}"
-                         f"  to act: {('seat ' + str(st['to_act'])) if st['to_act'] else '-'}")
+        lines.append(_cut(f"{s.seq:>4}  {s.at[11:23]:<12} {s.actor:<16} {_step_summary(s.kind, s.payload, rep.currency)}",
+                          100))
+        if s.text and s.text != shown:  # the state, when the step changed it
+            lines += [_cut("        " + t, 100) for t in s.text]
+            shown = s.text
         if s.problem:
-            lines.append(f"      !! {s.problem}")
-    if rep.outcome is not None:
-        lines.append(f"derived outcome: {json.dumps(rep.outcome, sort_keys=True)}")
+            lines.append(_cut(f"        !! {s.problem}", 100))
+    if rep.result:
+        import textwrap
+
+        lines += textwrap.wrap(f"result: {rep.result}", 100, subsequent_indent="        ", break_on_hyphens=False)
+    if rep.status:
+        lines.append(f"closed {rep.status}")
+    if not finished:
+        lines.append(f"(stopped at seq {at_seq}: the round goes on)")
     lines.append("OK: the recorded round agrees with the engine" if rep.ok
-                 else f"DIFFERS at seq {rep.differences[0]['seq']}: {rep.differences[0]['reason']}")
-    _emit(as_json, rep.to_json(), "\n".join(lines))
+                 else _cut(f"DIFFERS at seq {rep.differences[0]['seq']}: {rep.differences[0]['reason']}", 100))
+    data = rep.to_json()
+    if at_seq is not None:
+        data["at"] = at_seq
+    _emit(as_json, data, "\n".join(lines))
     sys.exit(EXIT_OK if rep.ok else EXIT_FAILED)
+
+
+MONEY_KEYS = frozenset({"amount", "paid", "commission", "to", "stake", "rake", "insurance", "prize_pool"})
+
+
+def _step_summary(kind: str, payload: dict[str, Any], currency: str) -> str:
+    """One event in a replay's line: its kind without the version, its payload as
+    key=value, amounts in the table's currency, cards as cards."""
+    from ledger.games.cards import show_card
+    from projections.money import show
+
+    def value(key: str, v: Any) -> str:
+        if key in MONEY_KEYS and isinstance(v, int) and not isinstance(v, bool):
+            return show(v, currency)
+        if key in ("card", "cards", "discard") and v:
+            cards = [v] if isinstance(v, str) else v
+            if all(isinstance(x, str) and len(x) == 2 for x in cards):
+                return " ".join(show_card(x) for x in cards)
+        if isinstance(v, (dict, list)):
+            return json.dumps(v, sort_keys=True, separators=(",", ":"))
+        return str(v)
+
+    name = kind.rsplit(".v", 1)[0]
+    return f"{name:<22} " + " ".join(f"{k}={value(k, v)}" for k, v in sorted(payload.items()))
 
 
 @main.group("import")
@@ -1178,15 +1228,11 @@ def _cut(text: str, width: int) -> str:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
 def table(c: Context, table_id: str, at: str | None, seq: int | None, as_json: bool) -> None:
-    """A table as it stood: open or closed, equipment, the round in progress, rounds closed."""
-    from ledger.timeutil import parse_utc
+    """A table as it stood: open or closed, equipment, the round in progress, rounds closed.
+
+    --seq past the end of the table's stream is an error (exit 2), not the table as it is now."""
     from projections.table_state import TableStateError, table_state
 
-    if at is not None:
-        try:
-            parse_utc(at)
-        except ValueError as exc:
-            _fail(as_json, f"--at: {exc}", EXIT_USAGE)
     with _Guard(as_json), c.open() as store:
         try:
             st = table_state(store, table_id, at, seq)
@@ -1197,7 +1243,8 @@ def table(c: Context, table_id: str, at: str | None, seq: int | None, as_json: b
     text += [f"  {e['stream']}: {e['stage']}, inspected by {', '.join(e['inspected_by']) or 'nobody'}"
              + (f", last hand {e['last_hand_round']}" if e["last_hand_round"] else "") for e in st["equipment"]]
     for r in st["open_rounds"]:
-        text.append(f"  round in progress {r['round']} ({r['game']}): {json.dumps(r['state'], sort_keys=True)}")
+        text.append(f"  round in progress {r['round']} ({r['game']}):")
+        text += [_cut("    " + line, 100) for line in r["text"]]
     text += [f"  !! {p}" for p in st["problems"]]
     _emit(as_json, st, "\n".join(text))
 

@@ -20,6 +20,7 @@ from ledger.judges.round import RoundState, config_of, derived_draws, open_round
 from ledger.judges.round import step as step_round
 from ledger.keyring import load_keyring
 from ledger.store import Store
+from projections.money import show
 
 
 class ReplayError(Exception):
@@ -35,6 +36,9 @@ class Step:
     payload: dict[str, Any]
     state: dict[str, Any] | None = None
     problem: str | None = None
+    text: list[str] = field(default_factory=list)
+    """The state after the step as a person reads it (``Engine.describe``), money in the
+    table's currency."""
 
 
 @dataclass
@@ -49,6 +53,9 @@ class Replay:
     differences: list[dict[str, Any]] = field(default_factory=list)
     engine: bool = True
     rng: dict[str, Any] | None = None
+    currency: str = "?"
+    result: str | None = None
+    """The result in one sentence (``Engine.result``)."""
 
     @property
     def ok(self) -> bool:
@@ -78,7 +85,12 @@ def replay_round(store: Store, round_id: str) -> Replay:
     except EventError as exc:
         raise ReplayError(f"{stream}: {exc.reason}") from None
     rules = played_rules(config, p["rules"])  # the table's configuration in force when the round opened
-    rep = Replay(stream, p["game"], p["table"], rules, engine=engine is not None)
+    rep = Replay(stream, p["game"], p["table"], rules, engine=engine is not None,
+                 currency=table_currency(store, p["table"], opening.at))
+
+    def money(amount: int) -> str:
+        return show(amount, rep.currency)
+
     rs: RoundState | None = None
     prev = None
     for ev in events:
@@ -106,7 +118,19 @@ def replay_round(store: Store, round_id: str) -> Replay:
             step.problem = f"{exc.check}: {exc.reason}"
             rep.differences.append({"seq": ev.seq, "kind": ev.kind, "reason": exc.reason})
         step.state = engine.snapshot(rs.st) if rs is not None else None
+        step.text = engine.describe(rs.st, money) if rs is not None else []
     if engine is not None and rs is not None:
         rep.outcome = engine.outcome(rs.st)
         rep.rng = derived_draws(rs)
+        rep.result = engine.result(rs.st, money)
     return rep
+
+
+def table_currency(store: Store, table: str, at: str) -> str:
+    """The currency of ``table`` as opened at or before ``at`` (its last ``table.open``)."""
+    from ledger.timeutil import parse_utc
+
+    when = parse_utc(at)
+    opened = [ev.payload["currency"] for ev in store.stream_events(f"table:{table}")
+              if ev.kind == "table.open.v1" and parse_utc(ev.at) <= when]
+    return opened[-1] if opened else "?"

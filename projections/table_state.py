@@ -19,7 +19,9 @@ from ledger.judges.equipment import EQUIPMENT_TYPES, Equipment
 from ledger.judges.round import RoundState
 from ledger.keyring import load_keyring
 from ledger.store import Store
+from ledger.timeutil import parse_utc
 from ledger.verify import RowJudge
+from projections.money import show
 
 
 class TableStateError(Exception):
@@ -28,8 +30,12 @@ class TableStateError(Exception):
 
 def table_state(store: Store, table: str, at: str | None = None, seq: int | None = None) -> dict[str, Any]:
     stream = f"table:{table}"
-    if store.head(stream) is None:
+    head = store.head(stream)
+    if head is None:
         raise TableStateError(f"no table {table} in the ledger")
+    if seq is not None and seq > head.seq:
+        raise TableStateError(f"{stream} has {head.seq} events: there is no seq {seq}")
+    until = parse_utc(at) if at is not None else None
     world = World(store, load_keyring(store))  # the judges' own step reads each stream (ledger.judges)
     state: dict[str, Any] = {"table": table, "open": False, "game": None, "dealing": None, "currency": None,
                              "as_of": at or (f"{stream} seq {seq}" if seq else "now")}
@@ -46,7 +52,7 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
             problems.append(f"not counted (its own checks fail): {judge.refused[-1][1]}")
             continue
         ev = event_from_stored(row.state)
-        if at is not None and ev.at > at:
+        if until is not None and parse_utc(ev.at) > until:  # by instant: one time has several spellings
             continue
         if ev.stream == stream:
             if ev.kind == "table.open.v1":
@@ -87,8 +93,10 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
             problems.append(f"{ev.stream} seq {ev.seq}: {exc.reason}")
     state["equipment"] = [{"stream": e.stream, "stage": e.stage, "inspected_by": sorted(e.inspected_by),
                            "defective": e.defective, "last_hand_round": e.last_round} for e in equipment.values()]
+    cur = state["currency"] or "?"
     state["open_rounds"] = [{"round": s, "game": r.game,
-                             "state": r.engine.snapshot(r.st) if r.engine is not None else None}
+                             "state": r.engine.snapshot(r.st) if r.engine is not None else None,
+                             "text": r.engine.describe(r.st, lambda n: show(n, cur)) if r.engine is not None else []}
                             for s, r in rounds.items()]
     state["rounds_closed"] = len(closed)
     state["last_rounds"] = closed[-5:]

@@ -7,6 +7,8 @@ Each engine judges the events of one round of its game::
     engine.close_problem(state)                 # None when round.close "complete" may follow
     engine.snapshot(state)                      # the state as JSON-able data (replay steps)
     engine.outcome(state)                       # the result the engine derives (replay)
+    engine.describe(state, money)               # the state in short lines a person reads (replay)
+    engine.result(state, money)                 # the result in one sentence ("Banker 8 beats Player 3")
     engine.draws(state)                         # (spec, draws so far, complete): ledger.rng
 
 The same code validates at ingest and re-derives at replay, so a replay is a proof, not
@@ -34,7 +36,7 @@ plus its test and its documentation; the registry below is read everywhere else.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -54,6 +56,58 @@ class RuleViolation(EventError):
 
 Events = list[tuple[str, dict[str, Any]]]
 """A round's game events as (kind, payload), in order."""
+
+Money = Callable[[int], str]
+"""An amount in minor units as a person reads it (``projections.money.show`` for the table's currency)."""
+
+
+def paid_text(outcome: dict[str, Any], money: Money) -> str:
+    """": P027 is paid €97.50 (after €2.50 commission); P007 loses €10.00": each player's
+    settlements in an outcome (``settlements`` rows: player, outcome, paid, staked,
+    commission), summed per player, for ``Engine.result``. "Paid" includes the stake
+    returned with a win."""
+    per: dict[str, dict[str, int]] = {}
+    for row in outcome.get("settlements", []):
+        t = per.setdefault(row["player"], {"lost": 0, "paid": 0, "commission": 0, "back": 0})
+        if row["outcome"] == "lose":
+            t["lost"] += row["staked"]
+        elif row["outcome"] == "push":
+            t["back"] += row["paid"]
+        else:
+            t["paid"] += row["paid"]
+            t["commission"] += row.get("commission") or 0
+    parts = []
+    for who, t in per.items():
+        said = []
+        if t["paid"]:
+            said.append(f"is paid {money(t['paid'])}"
+                        + (f" (after {money(t['commission'])} commission)" if t["commission"] else ""))
+        if t["back"]:
+            said.append(f"gets {money(t['back'])} back (push)")
+        if t["lost"]:
+            said.append(f"loses {money(t['lost'])}")
+        parts.append(f"{who} " + ", ".join(said or ["breaks even"]))
+    return (": " + "; ".join(parts)) if parts else ""
+
+
+def bets_lines(betting_open: bool, items: list[str]) -> list[str]:
+    """The bets of a banked game's round, for ``Engine.describe``."""
+    if not items:
+        return ["no bets yet" if betting_open else "no bets"]
+    return wrap(["bets:" if betting_open else "bets (no more bets):"] + items, indent="  ")
+
+
+def wrap(items: list[str], width: int = 90, indent: str = "") -> list[str]:
+    """``items`` joined by two spaces into lines of at most ``width`` columns."""
+    lines: list[str] = []
+    line = ""
+    for item in items:
+        if line and len(line) + 2 + len(item) > width:
+            lines.append(line)
+            line = indent + item
+        else:
+            line = f"{line}  {item}" if line else item
+    return lines + ([line] if line else [])
 
 
 @dataclass
@@ -139,6 +193,15 @@ class Engine(Protocol):
     def snapshot(self, state: Any) -> dict[str, Any]: ...
 
     def outcome(self, state: Any) -> dict[str, Any]: ...
+
+    def describe(self, state: Any, money: Money) -> list[str]:
+        """The state as a person reads it, for a replay's step: short lines (at most 90
+        columns each: cards as cards, totals, bets, pot, street, who acts); amounts through
+        ``money`` (the table's currency in major units)."""
+
+    def result(self, state: Any, money: Money) -> str | None:
+        """The round's result in one plain sentence ("Banker 8 beats Player 3"), or None
+        while there is none yet."""
 
     def money(self, outcome: dict[str, Any]) -> RoundMoney: ...
 

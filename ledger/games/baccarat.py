@@ -34,14 +34,19 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     RuleViolation,
+    bets_lines,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
     unsettled,
 )
-from ledger.games.cards import CARD_PATTERN, baccarat_value
+from ledger.games import (
+    paid_text as _paid,
+)
+from ledger.games.cards import CARD_PATTERN, baccarat_value, show_cards
 from ledger.kinds import (
     ROUND_PRODUCERS,
     Amount,
@@ -264,6 +269,28 @@ class BaccaratEngine(EngineDefaults):
             "next": None if state.betting_open else next_hand(p, b),
             "settled": sorted(state.settled),
         }
+
+    def describe(self, state: BaccaratState, money: Money) -> list[str]:
+        snap = self.snapshot(state)
+        lines = bets_lines(snap["betting_open"], [f"{b['player']} on {b['spot']} {money(b['amount'])}"
+                                                  for b in snap["bets"]])
+        if state.player_cards or state.banker_cards:
+            p, b = snap["player"], snap["banker"]
+            hands = (f"Player {show_cards(p['cards'])} = {p['points']}   Banker {show_cards(b['cards'])} ="
+                     f" {b['points']}")
+            lines.append(hands + (f"   next card: {snap['next']}" if snap["next"] else ""))
+        result = self.result(state, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, state: BaccaratState, money: Money) -> str | None:
+        """000 II 1.3: the hand closer to 9 wins; equal points tie."""
+        if not state.complete:
+            return None
+        p, b = (points(v) for v in state.values)
+        head = f"Tie at {p}" if p == b else f"Player {p} beats Banker {b}" if p > b else f"Banker {b} beats Player {p}"
+        return head + _paid(self.outcome(state), money)
 
     def outcome(self, state: BaccaratState) -> dict[str, Any]:
         if not state.complete:

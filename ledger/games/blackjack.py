@@ -45,13 +45,18 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     Play,
     RuleViolation,
     close_betting,
     parse_rules,
     register_engine,
+    wrap,
 )
-from ledger.games.cards import CARD_PATTERN
+from ledger.games import (
+    paid_text as _paid,
+)
+from ledger.games.cards import CARD_PATTERN, show_cards
 from ledger.kinds import (
     ROUND_PRODUCERS,
     Amount,
@@ -483,6 +488,37 @@ class BlackjackEngine(EngineDefaults):
             "to_act": _current(state) if phase(state) == "play" and due is None else None,
             "settled": sorted(list(k) for k in state.settled),
         }
+
+    def describe(self, state: BlackjackState, money: Money) -> list[str]:
+        snap = self.snapshot(state)
+        lines = []
+        if state.dealer:
+            lines.append(f"dealer {show_cards(snap['dealer']['cards'])} = {snap['dealer']['total']}")
+        for s in snap["seats"]:
+            items = [f"seat {s['seat']} {s['player']} bet {money(s['bet'])}"
+                     + (f" insurance {money(s['insurance'])}" if s["insurance"] else "")]
+            for i, h in enumerate(s["hands"], start=1):
+                if h["cards"]:
+                    flags = " doubled" if h["doubled"] else " surrendered" if h["surrendered"] else ""
+                    items.append(f"hand {i}: {show_cards(h['cards'])} = {h['total']}{flags}")
+            lines += wrap(items, indent="  ")
+        if snap["to_act"]:
+            lines.append(f"to act: seat {snap['to_act'][0]} hand {snap['to_act'][1]}")
+        elif snap["next_card"]:
+            lines.append(f"next card: seat {snap['next_card']['seat']} hand {snap['next_card']['hand']}"
+                         if snap["next_card"]["seat"] else "next card: the dealer")
+        result = self.result(state, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, state: BlackjackState, money: Money) -> str | None:
+        """000 III: each hand against the dealer's; over 21 loses."""
+        if phase(state) != "done":
+            return None
+        dealer = total(state.dealer)[0]
+        head = f"Dealer busts with {dealer}" if dealer > 21 else f"Dealer stands on {dealer}"
+        return head + _paid(self.outcome(state), money)
 
     def outcome(self, state: BlackjackState) -> dict[str, Any]:
         if phase(state) != "done":

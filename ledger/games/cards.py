@@ -17,3 +17,16 @@ def baccarat_value(card: str) -> int:
     """000 II 1.3.2: 2-9 at face value, ten and court cards 0, ace 1."""
     r = card[0]
     return 1 if r == "A" else 0 if r in "TJQK" else int(r)
+
+
+SUIT_SYMBOLS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
+
+
+def show_card(card: str) -> str:
+    """A card as a person reads it: ``Th`` -> ``10♥`` (replays, reports)."""
+    rank = "10" if card[0] == "T" else card[0]
+    return rank + SUIT_SYMBOLS.get(card[1:], card[1:])
+
+
+def show_cards(cards: list[str] | tuple[str, ...]) -> str:
+    return " ".join(show_card(c) for c in cards) or "-"

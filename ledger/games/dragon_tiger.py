@@ -40,15 +40,20 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     Play,
     RuleViolation,
+    bets_lines,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
     unsettled,
 )
-from ledger.games.cards import CARD_PATTERN, RANKS
+from ledger.games import (
+    paid_text as _paid,
+)
+from ledger.games.cards import CARD_PATTERN, RANKS, show_card
 from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
 
 HANDS = ("dragon", "tiger")
@@ -200,6 +205,29 @@ class DragonTigerEngine(EngineDefaults):
             "next": None if state.betting_open or state.complete else HANDS[len(state.cards)],
             "settled": sorted(state.settled),
         }
+
+    def describe(self, state: DragonTigerState, money: Money) -> list[str]:
+        snap = self.snapshot(state)
+        lines = bets_lines(snap["betting_open"], [f"{b['player']} on {b['spot']} {money(b['amount'])}"
+                                                  for b in snap["bets"]])
+        if state.cards:
+            tiger = show_card(state.cards[1]) if len(state.cards) > 1 else "-"
+            lines.append(f"Dragon {show_card(state.cards[0])}   Tiger {tiger}"
+                         + (f"   next card: {snap['next']}" if snap["next"] else ""))
+        result = self.result(state, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, state: DragonTigerState, money: Money) -> str | None:
+        """The higher card wins, ace low; equal ranks tie (dragon-tiger rules, docs/games)."""
+        if not state.complete:
+            return None
+        d, t = (show_card(c) for c in state.cards)
+        winner = state.winner()
+        head = f"Tie: Dragon {d}, Tiger {t}" if winner == "tie" else (
+            f"Dragon {d} beats Tiger {t}" if winner == "dragon" else f"Tiger {t} beats Dragon {d}")
+        return head + _paid(self.outcome(state), money)
 
     def outcome(self, state: DragonTigerState) -> dict[str, Any]:
         if not state.complete:

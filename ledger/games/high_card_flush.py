@@ -57,6 +57,7 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     Play,
     RoundMoney,
     RuleViolation,
@@ -64,8 +65,12 @@ from ledger.games import (
     parse_rules,
     register_engine,
     settlement_money,
+    wrap,
 )
-from ledger.games.cards import CARD_PATTERN
+from ledger.games import (
+    paid_text as _paid,
+)
+from ledger.games.cards import CARD_PATTERN, show_cards
 from ledger.kinds import (
     ROUND_PRODUCERS,
     Amount,
@@ -435,6 +440,34 @@ class HighCardFlushEngine(EngineDefaults):
             "betting_open": state.betting_open,
             "settled": sorted(list(k) for k in state.settled),
         }
+
+    def describe(self, state: HcfState, money: Money) -> list[str]:
+        snap = self.snapshot(state)
+        lines = []
+        dp = snap["designated"]
+        if dp is not None:
+            lines.append(f"designated player seat {dp['seat']} {dp['player']} (bankroll {money(dp['bankroll'])}):"
+                         f" {show_cards(dp['cards'])}, a {dp['flush']}-card flush")
+        for x in snap["players"]:
+            bets = ", ".join(f"{w.replace('_', ' ')} {money(a)}" for w, a in x["bets"].items())
+            items = [f"seat {x['seat']} {x['player']} {bets}"]
+            if x["cards"]:
+                items.append(f"{show_cards(x['cards'])} ({x['flush']}-card flush)")
+            if x["decision"]:
+                items.append(x["decision"] + (f" {money(x['raise'])}" if x["raise"] else ""))
+            lines += wrap(items, indent="  ")
+        result = self.result(state, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, state: HcfState, money: Money) -> str | None:
+        """003 section 4: the designated player's hand qualifies with a 3-card 9-high flush or better."""
+        if not decisions_done(state) or state.designated is None:
+            return None
+        n = flush_rank(state.designated.cards)[0]
+        verdict = "qualifies" if qualifies(flush_rank(state.designated.cards)) else "does not qualify"
+        return f"The designated player's {n}-card flush {verdict}" + _paid(self.outcome(state), money)
 
     def outcome(self, state: HcfState) -> dict[str, Any]:
         if not decisions_done(state):

@@ -61,12 +61,15 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     Play,
     RoundMoney,
     RuleViolation,
     parse_rules,
     register_engine,
+    wrap,
 )
+from ledger.games.cards import show_cards
 from ledger.games.poker_hands import (
     badugi_key,
     best_of,
@@ -1166,6 +1169,41 @@ class PokerEngine(EngineDefaults):
             "to_act": st.actor + 1 if st.actor is not None else None,
             "last_action": list(st.history[-1]) if st.history else None,
         }
+
+    def describe(self, st: PokerState, money: Money) -> list[str]:
+        snap = self.snapshot(st)
+        head = [snap["street"] or snap["phase"]]
+        if snap["board"]:
+            head.append(f"board {show_cards(snap['board'])}")
+        head.append(f"pot {money(snap['pot'])}")
+        if snap["to_act"]:
+            head.append(f"to act: seat {snap['to_act']}")
+        items = []
+        for s in snap["seats"]:
+            stack = "stack ?" if s["stack"] is None else money(s["stack"])
+            state = "" if s["in_hand"] else " folded"
+            state += " all-in" if s["all_in"] else ""
+            bet = f" bet {money(s['bet'])}" if s["bet"] else ""
+            cards = f" [{show_cards(s['cards'])}]" if s["cards"] else ""
+            items.append(f"s{s['seat']} {s['player']} {stack}{bet}{cards}{state}")
+        lines = ["  ".join(head)] + wrap(items, indent="  ")
+        result = self.result(st, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, st: PokerState, money: Money) -> str | None:
+        """Who won each pot (TDA 15-20: side pots, the odd chip)."""
+        if st.phase != "done":
+            return None
+        parts = []
+        out = self.outcome(st)
+        for pot in out["pots"]:
+            who = ", ".join(f"seat {w['seat']} {st.rules.players[w['seat'] - 1]} wins {money(w['amount'])}"
+                            for w in pot["winners"])
+            rake = f" (rake {money(pot['rake'])})" if pot["rake"] else ""
+            parts.append(f"{'main pot' if pot['pot'] == 1 else 'side pot ' + str(pot['pot'] - 1)}: {who}{rake}")
+        return "; ".join(parts) or None
 
     def outcome(self, st: PokerState) -> dict[str, Any]:
         pots = st.pots if st.phase in ("award", "done") else []

@@ -41,13 +41,18 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     Play,
     RuleViolation,
+    bets_lines,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
     unsettled,
+)
+from ledger.games import (
+    paid_text as _paid,
 )
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -297,6 +302,26 @@ class RouletteEngine(EngineDefaults):
             "pocket": state.pocket,
             "settled": sorted(state.settled),
         }
+
+    def describe(self, state: RouletteState, money: Money) -> list[str]:
+        snap = self.snapshot(state)
+        items = []
+        for b in snap["bets"]:
+            covers = f" {'-'.join(b['covers'])}" if b["covers"] and len(b["covers"]) <= 6 else ""
+            items.append(f"{b['player']} {b['type'].replace('_', ' ')}{covers} {money(b['amount'])}")
+        lines = bets_lines(snap["betting_open"], items)
+        result = self.result(state, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, state: RouletteState, money: Money) -> str | None:
+        """000 IV: the ball's pocket decides every bet."""
+        if state.pocket is None:
+            return None
+        pocket = state.pocket
+        colour = "green" if pocket in ("0", "00") else "red" if int(pocket) in RED else "black"
+        return f"The ball landed on {pocket} ({colour})" + _paid(self.outcome(state), money)
 
     def outcome(self, state: RouletteState) -> dict[str, Any]:
         if state.pocket is None:

@@ -34,13 +34,18 @@ from ledger.games import (
     DemoTable,
     EngineDefaults,
     Events,
+    Money,
     Play,
     RuleViolation,
+    bets_lines,
     check_settle_target,
     close_betting,
     parse_rules,
     register_engine,
     unsettled,
+)
+from ledger.games import (
+    paid_text as _paid,
 )
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -230,6 +235,26 @@ class SicBoEngine(EngineDefaults):
             "dice": list(state.dice) if state.dice else None,
             "settled": sorted(state.settled),
         }
+
+    def describe(self, state: SicBoState, money: Money) -> list[str]:
+        snap = self.snapshot(state)
+        items = []
+        for b in snap["bets"]:
+            target = f" {'-'.join(str(t) for t in b['target'])}" if b["target"] else ""
+            items.append(f"{b['player']} {b['type'].replace('_', ' ')}{target} {money(b['amount'])}")
+        lines = bets_lines(snap["betting_open"], items)
+        result = self.result(state, money)
+        if result:
+            lines.append(result)
+        return lines
+
+    def result(self, state: SicBoState, money: Money) -> str | None:
+        """000 V: three dice decide every bet."""
+        if state.dice is None:
+            return None
+        dice = list(state.dice)
+        return (f"The dice show {'-'.join(str(d) for d in dice)}, total {sum(dice)}"
+                + (" (a triple)" if len(set(dice)) == 1 else "") + _paid(self.outcome(state), money))
 
     def outcome(self, state: SicBoState) -> dict[str, Any]:
         if state.dice is None:
