@@ -931,17 +931,15 @@ def replay(c: Context, round_id: str, at_seq: int | None, as_json: bool) -> None
             lines += [_cut("        " + t, 100) for t in s.text]
             shown = s.text
         if s.problem:
-            lines.append(_cut(f"        !! {s.problem}", 100))
+            lines += _wrap(f"        !! {s.problem}", "           ")
     if rep.result:
-        import textwrap
-
-        lines += textwrap.wrap(f"result: {rep.result}", 100, subsequent_indent="        ", break_on_hyphens=False)
+        lines += _wrap(f"result: {rep.result}", "        ")
     if rep.status:
         lines.append(f"closed {rep.status}")
     if not finished:
         lines.append(f"(stopped at seq {at_seq}: the round goes on)")
-    lines.append("OK: the recorded round agrees with the engine" if rep.ok
-                 else _cut(f"DIFFERS at seq {rep.differences[0]['seq']}: {rep.differences[0]['reason']}", 100))
+    lines += (["OK: the recorded round agrees with the engine"] if rep.ok
+              else _wrap(f"DIFFERS at seq {rep.differences[0]['seq']}: {rep.differences[0]['reason']}", "    "))
     data = rep.to_json()
     if at_seq is not None:
         data["at"] = at_seq
@@ -1214,6 +1212,13 @@ def rounds(c: Context, day: str | None, table_id: str | None, player: str | None
     _emit(as_json, {"rounds": page, "total": total, "offset": offset, "limit": limit, "next_offset": nxt},
           "\n".join(text))
     sys.exit(EXIT_OK if page else EXIT_NOTHING)
+
+
+def _wrap(text: str, indent: str = "    ", width: int = 100) -> list[str]:
+    """Text a person must read whole (a result, a difference): wrapped at ``width``, never cut."""
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=True) or [""]
 
 
 def _cut(text: str, width: int) -> str:
