@@ -39,7 +39,8 @@ _PITBOSS_COMPLETE=fish_source pitboss > ~/.config/fish/completions/pitboss.fish
 
 
 def _help(cmd: click.Command, path: list[str]) -> str:
-    ctx = click.Context(cmd, info_name=" ".join(path), terminal_width=100, max_content_width=100)
+    ctx = click.Context(cmd, info_name=" ".join(path), terminal_width=100, max_content_width=100,
+                        help_option_names=["-h", "--help"])  # as every command has them (the group passes them on)
     text = cmd.get_help(ctx)
     if cmd.epilog:  # the exit codes and environment, once at the end of the page
         text = text.split("\n  Exit codes (every command):")[0].rstrip()

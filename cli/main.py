@@ -903,7 +903,7 @@ def replay(c: Context, round_id: str, at_seq: int | None, as_json: bool) -> None
     totals, bets, pot, street, who acts), then the result. Money in the table's currency;
     --json keeps integer minor units. With --at, the round up to that seq only (a round
     shorter than --at is an error, exit 2)."""
-    from projections.replay import ReplayError, replay_round
+    from projections.replay import ReplayError, event_summary, replay_round
 
     with _Guard(as_json), c.open() as store:
         try:
@@ -925,7 +925,7 @@ def replay(c: Context, round_id: str, at_seq: int | None, as_json: bool) -> None
         lines.append(f"  (no {rep.game} engine: events are checked for signatures only)")
     shown: list[str] = []
     for s in rep.steps:
-        lines.append(_cut(f"{s.seq:>4}  {s.at[11:23]:<12} {s.actor:<16} {_step_summary(s.kind, s.payload, rep.currency)}",
+        lines.append(_cut(f"{s.seq:>4}  {s.at[11:23]:<12} {s.actor:<16} {event_summary(s.kind, s.payload, rep.currency)}",
                           100))
         if s.text and s.text != shown:  # the state, when the step changed it
             lines += [_cut("        " + t, 100) for t in s.text]
@@ -947,30 +947,6 @@ def replay(c: Context, round_id: str, at_seq: int | None, as_json: bool) -> None
     sys.exit(EXIT_OK if rep.ok else EXIT_FAILED)
 
 
-MONEY_KEYS = frozenset({"amount", "paid", "commission", "to", "stake", "rake", "insurance", "prize_pool"})
-
-
-def _step_summary(kind: str, payload: dict[str, Any], currency: str) -> str:
-    """One event in a replay's line: its kind without the version, its payload as
-    key=value, amounts in the table's currency, cards as cards."""
-    from ledger.games.cards import show_card
-    from projections.money import show
-
-    def value(key: str, v: Any) -> str:
-        if key in MONEY_KEYS and isinstance(v, int) and not isinstance(v, bool):
-            return show(v, currency)
-        if key in ("card", "cards", "discard") and v:
-            cards = [v] if isinstance(v, str) else v
-            if all(isinstance(x, str) and len(x) == 2 for x in cards):
-                return " ".join(show_card(x) for x in cards)
-        if isinstance(v, (dict, list)):
-            return json.dumps(v, sort_keys=True, separators=(",", ":"))
-        return str(v)
-
-    name = kind.rsplit(".v", 1)[0]
-    return f"{name:<22} " + " ".join(f"{k}={value(k, v)}" for k, v in sorted(payload.items()))
-
-
 @main.group("import")
 def import_() -> None:
     """Bring hand histories written elsewhere into the ledger (signed by an importer key)."""
@@ -989,11 +965,28 @@ def import_phh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
     hand's metadata) is recorded beside it. Each hand is judged by the poker engine; a
     hand that breaks the rules or stops before it is over is refused with the reason, the
     rest go in. Exit 1 if any hand is refused."""
+    _import_hands(c, paths, as_json, "phh")
+
+
+@import_.command("ohh")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def import_ohh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
+    """Import OHH hand histories (Open Hand History 1.4 JSON; .ohh, .json; directories).
+
+    Hold'em (NL, FL) and Omaha (PL, hi/lo FL). As 'import phh': one round per hand, by
+    content; provenance recorded; each hand judged by the poker engine, and its final
+    stacks checked against the pots the file records. Exit 1 if any hand is refused."""
+    _import_hands(c, paths, as_json, "ohh")
+
+
+def _import_hands(c: Context, paths: tuple[str, ...], as_json: bool, fmt: str) -> None:
     from ledger.importers.phh_import import import_paths
 
     with _Guard(as_json), c.open() as store, c.progress(as_json, "hands") as bar:
         bar.stage("importing")
-        results = import_paths(store, c.keys, paths, bar.count, receipts=_log_key(store, c, as_json))
+        results = import_paths(store, c.keys, paths, bar.count, receipts=_log_key(store, c, as_json), fmt=fmt)
     errors = [r for r in results if "error" in r]
     if as_json:
         click.echo(json.dumps(results, indent=2))
@@ -1047,6 +1040,43 @@ def export_phh(c: Context, round_id: str, output: str) -> None:
         click.echo(text, nl=False)
 
 
+@export.command("ohh")
+@click.argument("round_id")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="Write to this file (default '-': standard output).")
+@click.pass_obj
+def export_ohh(c: Context, round_id: str, output: str) -> None:
+    """Write a hold'em or Omaha round as an OHH 1.4 hand (JSON).
+
+    An imported round gets back its players' names and the source's fields (site, table,
+    game number...) from its recorded provenance."""
+    from ledger.events import EventError
+    from ledger.importers.ohh import round_to_ohh
+    from ledger.importers.phh import PhhError
+    from ledger.importers.phh_import import provenance_of
+    from ledger.judges.round import config_of, played_rules
+
+    stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
+    out = _output_file(False, output)
+    with _Guard(False), c.open() as store:
+        events = store.stream_events(stream)
+        if not events or events[0].kind != "round.open.v1" or events[0].payload["game"] != "poker":
+            _fail(False, f"no poker round {stream} in the ledger", EXIT_USAGE)
+        try:
+            rules = played_rules(config_of(events[0], store.event_at), events[0].payload["rules"])
+        except EventError as exc:
+            _fail(False, f"{stream}: {exc.reason}", EXIT_FAILED)
+        provenance = provenance_of(store, stream)
+    try:
+        text = json.dumps(round_to_ohh(events, rules, provenance), indent=2, ensure_ascii=False) + "\n"
+    except PhhError as exc:
+        _fail(False, str(exc), EXIT_FAILED)
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
 # --- dispute evidence ------------------------------------------------------------------
 
 @main.command()
@@ -1054,12 +1084,18 @@ def export_phh(c: Context, round_id: str, output: str) -> None:
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               help="A new or empty directory to write the bundle to.")
 @click.option("--parents", is_flag=True, help="Create the output directory's missing parents.")
+@click.option("--dispute", default=None, help="What the player disputes, in plain words (shown at the top of the reports).")
 @with_roots
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
-def evidence(c: Context, round_id: str, output: str, parents: bool, roots: TrustRoots, as_json: bool) -> None:
-    """Write ROUND_ID's evidence bundle: signed events, inclusion proofs, outcome, report;
+def evidence(c: Context, round_id: str, output: str, parents: bool, dispute: str | None, roots: TrustRoots,
+             as_json: bool) -> None:
+    """Write ROUND_ID's evidence bundle: signed events, inclusion proofs, outcome, reports;
     then check it as a player would, against the roots you pin.
+
+    report.html is one page a player opens in any browser, offline: the round in plain
+    language, and a re-check of the bundle's hashes, signatures, proofs and checkpoint
+    in the browser itself (the game's rules are re-derived by 'pitboss verify-bundle').
 
     Signs a new checkpoint first if none covers the round and the key ring as it is now.
     The bundle is written either way; the exit code is the check's (0 OK, 1 FAILED, 5
@@ -1068,7 +1104,8 @@ def evidence(c: Context, round_id: str, output: str, parents: bool, roots: Trust
 
     out = _output_dir(as_json, output, parents)
     with _Guard(as_json), c.open() as store:
-        manifest = write_bundle(store, c.keys, c.public, round_id, out)
+        manifest = write_bundle(store, c.keys, c.public, round_id, out, dispute=dispute,
+                                witnesses=tuple(w.text() for w in roots.witnesses), quorum=roots.quorum)
     result = verify_bundle(Path(output), roots)
     _emit(as_json, {"ok": result.ok, "bundle": output, **manifest, "verdict": result.verdict,
                     "problems": result.problems, "unverified": result.unverified, **result.summary},
@@ -1483,7 +1520,9 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
         disputed = summary["disputed_round"]
         say(f"writing the evidence bundle of the disputed round {disputed}")
         bundle = out / f"evidence-{disputed.split(':', 1)[1]}"
-        write_bundle(store, c.keys, c.public, disputed, bundle)
+        write_bundle(store, c.keys, c.public, disputed, bundle,
+                     dispute=summary.get("dispute") or "the player says the coup was settled wrongly",
+                     witnesses=tuple(w.text() for w in roots.witnesses), quorum=roots.quorum)
         summary["evidence"] = str(bundle)
         say("bringing the views up to date")
         with ViewStore(store.url) as vs:
@@ -1578,6 +1617,7 @@ SUMMARIES = {
     "demo": "Simulate a casino night, then run the nightly jobs.",
     "evidence": "Write a round's evidence bundle, then check it.",
     "import": "Import hand histories written elsewhere.",
+    "import ohh": "Import OHH hand histories (JSON).",
     "ingest": "Check and append a JSONL batch, all or nothing.",
     "init": "Create the store, the house key and the log key.",
     "keys scope": "Change where KEY_ID may write.",

@@ -13,8 +13,12 @@
     log.vkey         the log's verifier key (a ledger key of the bundle's key ring)
     outcome.json     the engine's re-derived outcome beside the recorded settlements,
                      the RNG commitment/reveal and re-derived draws, any differences,
-                     the floor's rulings on the round and the game as it stood then
-    report.md        a readable timeline, with the video references of every inspection
+                     the floor's rulings on the round and the game as it stood then,
+                     the result in one sentence
+    report.md        the round in plain language, the cards, the timeline, the video
+                     references of every inspection (``projections.report``)
+    report.html      the same as one self-contained page that re-checks the bundle in
+                     the browser, offline
 
 ``verify_bundle`` (no database, no pitboss state) checks it all against the roots the
 person running it pins (``ledger.trust``; issue 14 point 4) and returns the problems,
@@ -53,6 +57,8 @@ from ledger.log.proofs import inclusion_proof_text, verify_inclusion_proof
 from ledger.refs import parse_ref
 from ledger.store import Store
 from ledger.trust import TrustRoots
+from projections.money import show
+from projections.report import report_html, report_markdown, report_model
 
 FORMAT = "pitboss.evidence.v1"
 
@@ -122,13 +128,24 @@ def replay_outcome(events: list[SignedEvent], stream: str) -> dict[str, Any]:
     if rs is not None and rs.engine is not None and rs.engine.close_problem(rs.st) is None:
         derived = rs.engine.outcome(rs.st)
     rulings = [{"seq": ev.seq, "signer": ev.actor, "at": ev.at, **ev.payload} for ev in mine if ev.kind == "ruling.v1"]
+    result = None
+    if rs is not None and rs.engine is not None and mine and mine[0].kind == "round.open.v1":
+        table = mine[0].payload["table"]
+        opens = [ev.payload["currency"] for ev in events if ev.stream == f"table:{table}" and ev.kind == "table.open.v1"]
+        currency = opens[-1] if opens else "?"
+        result = rs.engine.result(rs.st, lambda amount: show(amount, currency))
     return {"round": stream, "game": rs.game if rs else None, "status": status, "derived": derived,
             "recorded": recorded, "rng": derived_draws(rs) if rs is not None else None, "differences": problems,
+            "result": result,
             "rulings": rulings,
             "state_at_ruling": rs.engine.snapshot(rs.st) if rulings and rs is not None and rs.engine else None}
 
 
-def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: str, out: Path) -> dict[str, Any]:
+def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: str, out: Path,
+                 dispute: str | None = None, witnesses: tuple[str, ...] = (), quorum: int = 0) -> dict[str, Any]:
+    """Write the bundle (module doc). ``dispute`` is what the player disputes, as support
+    recorded it (the reports show it); ``witnesses`` the witness verifier keys (and
+    ``quorum``) the page checks the checkpoint's cosignatures against, printed on it."""
     stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
     leaves = LeafIndex.read(store)
     first = round_evidence_events(store, leaves, stream, len(leaves.hashes))
@@ -171,11 +188,19 @@ def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: 
     files["log.vkey"] = (verifier_key(log_key.actor, log_key.public_key) + "\n").encode()
     outcome = replay_outcome(events, stream)
     files["outcome.json"] = (json.dumps(outcome, indent=2, sort_keys=True) + "\n").encode()
-    files["report.md"] = _report(stream, events, outcome, sc.checkpoint.size).encode()
+    model = report_model(stream, events, outcome, sc.checkpoint.size, dispute)
+    files["report.md"] = report_markdown(model).encode()
+    files["report.html"] = report_html(model, {
+        "round": stream, "events": [ev.to_json_line() for ev in events],
+        "proofs": [files[f"proofs/{n}.proof"].decode() for n in range(1, len(events) + 1)],
+        "note": note, "vkey": files["log.vkey"].decode(), "witnesses": list(witnesses),
+        "quorum": quorum or len(witnesses)}).encode()
     for name, data in files.items():
         (out / name).write_bytes(data)
     manifest = {"format": FORMAT, "round": stream, "checkpoint_size": sc.checkpoint.size, "events": len(events),
                 "files": {name: _sha(data) for name, data in sorted(files.items())}}
+    if dispute:
+        manifest["dispute"] = dispute
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
 
@@ -186,46 +211,6 @@ def _opens(note: str, name: str, public_key: bytes) -> bool:
         return True
     except NoteError:
         return False
-
-
-def _report(stream: str, events: list[SignedEvent], outcome: dict[str, Any], size: int) -> str:
-    lines = [f"# Evidence: {stream}", "",
-             f"Game: {outcome['game']}. Status: {outcome['status']}. {len(events)} signed events, each with an"
-             f" inclusion proof against the signed checkpoint of size {size}.", "",
-             "Check it offline: `pitboss verify-bundle --anchor <the operator's house key> <this directory>`,"
-             " with the house key obtained from the operator or the regulator, never from this bundle.", "", "## Timeline", "",
-             "| # | time (UTC) | stream | seq | signer | kind | details |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    videos = []
-    for n, ev in enumerate(events, start=1):
-        detail = json.dumps(ev.payload, sort_keys=True, separators=(",", ":"))
-        if len(detail) > 160:
-            detail = detail[:157] + "..."
-        lines.append(f"| {n} | {ev.at} | {ev.stream} | {ev.seq} | {ev.actor} | {ev.kind} | `{detail}` |")
-        if "video" in ev.payload:
-            v = ev.payload["video"]
-            videos.append(f"- {ev.kind} ({ev.stream} seq {ev.seq}): camera {v['camera']}, {v['start']} to"
-                          f" {v['end']}, footage SHA-256 `{v['sha256']}`")
-    lines += ["", "## Video references", ""] + (videos or ["(none: no live equipment events)"])
-    lines += ["", "## Outcome", "", "Derived by the engine from the events:", "", "```json",
-              json.dumps(outcome["derived"], indent=2, sort_keys=True), "```", "",
-              "Recorded settlements and awards:", "", "```json", json.dumps(outcome["recorded"], indent=2), "```", ""]
-    if outcome["rng"]:
-        lines += ["RNG commitment, revealed seed and draws re-derived from it:", "", "```json",
-                  json.dumps(outcome["rng"], indent=2, sort_keys=True), "```", ""]
-    lines += ["Differences between the record and the rules: "
-              + ("none." if not outcome["differences"] else "; ".join(outcome["differences"])), ""]
-    lines += ["## Rulings", ""]
-    if not outcome["rulings"]:
-        lines += ["None recorded for this round.", ""]
-    for r in outcome["rulings"]:
-        lines += [f"- seq {r['seq']}, {r['at']}, signed by {r['signer']}: **{r['effect']}** under {r['rule']},"
-                  f" acting on {', '.join(r['acts_on'])}. Reason: {r['reason']}."
-                  + (f" Re-dealt as round:{r['redeal']}." if r.get("redeal") else "")]
-    if outcome["rulings"]:
-        lines += ["", f"What it changed: the round closed **{outcome['status']}**; no stake was won or lost (every"
-                  " player keeps the stack they started with). The game as it stood when ruled on:", "", "```json",
-                  json.dumps(outcome["state_at_ruling"], indent=2, sort_keys=True, default=str), "```", ""]
-    return "\n".join(lines)
 
 
 MAX_FILE = 64 << 20

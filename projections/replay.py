@@ -10,6 +10,7 @@ from the engine's, say, after a rules change) is a difference, named with its se
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -134,3 +135,27 @@ def table_currency(store: Store, table: str, at: str) -> str:
     opened = [ev.payload["currency"] for ev in store.stream_events(f"table:{table}")
               if ev.kind == "table.open.v1" and parse_utc(ev.at) <= when]
     return opened[-1] if opened else "?"
+
+
+MONEY_KEYS = frozenset({"amount", "paid", "commission", "to", "stake", "rake", "insurance", "prize_pool"})
+
+
+def event_summary(kind: str, payload: dict[str, Any], currency: str) -> str:
+    """One event as a line a person reads: its kind without the version, its payload as
+    key=value, amounts in the table's currency, cards as cards (replay, reports)."""
+    from ledger.games.cards import show_card
+
+    def value(key: str, v: Any) -> str:
+        if key in MONEY_KEYS and isinstance(v, int) and not isinstance(v, bool):
+            return show(v, currency)
+        if key in ("card", "cards", "discard") and v:
+            cards = [v] if isinstance(v, str) else v
+            if all(isinstance(x, str) and len(x) == 2 for x in cards):
+                return " ".join(show_card(x) for x in cards)
+        if isinstance(v, (dict, list)):
+            return json.dumps(v, sort_keys=True, separators=(",", ":"))
+        return str(v)
+
+    name = kind.rsplit(".v", 1)[0]
+    return f"{name:<22} " + " ".join(f"{k}={value(k, v)}" for k, v in sorted(payload.items()))
+

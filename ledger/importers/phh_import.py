@@ -63,11 +63,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def round_id_for(hand: dict[str, Any]) -> str:
-    """The round id of an imported hand, from the hand's own content (its TOML values as
-    canonical JSON, SHA-256): the same hand from any file, under any path, is one round."""
+def round_id_for(hand: dict[str, Any], fmt: str = "phh") -> str:
+    """The round id of an imported hand, from the hand's own content (its TOML or JSON
+    values as canonical JSON, SHA-256): the same hand from any file, under any path, is
+    one round."""
     text = json.dumps(_plain(hand), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return f"phh-{hashlib.sha256(text.encode()).hexdigest()[:24]}"
+    return f"{fmt}-{hashlib.sha256(text.encode()).hexdigest()[:24]}"
 
 
 def _meta(value: Any) -> Any:
@@ -99,22 +100,60 @@ def _unmeta(value: Any) -> Any:
     return value
 
 
-def hand_files(paths: Iterable[str]) -> list[Path]:
-    """The files named, a directory standing for every .phh and .phhs file under it
-    (recursively, in path order)."""
+SUFFIXES = {"phh": (".phh", ".phhs"), "ohh": (".ohh", ".json")}
+
+
+def hand_files(paths: Iterable[str], fmt: str = "phh") -> list[Path]:
+    """The files named, a directory standing for every file of the format under it
+    (recursively, in path order): .phh and .phhs, or .ohh and .json."""
     out: list[Path] = []
     for path in paths:
         p = Path(path)
         if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*") if f.suffix in (".phh", ".phhs") and f.is_file()))
+            out.extend(sorted(f for f in p.rglob("*") if f.suffix in SUFFIXES[fmt] and f.is_file()))
         else:
             out.append(p)
     return out
 
 
+def _phh_hands(raw: bytes, p: Path) -> list[tuple[str | None, dict[str, Any], dict[str, Any], str | None]]:
+    """[(section, hand as written, PHH hand, why it is refused)] of a PHH file."""
+    return [(section, hand, hand, None) for section, hand in load_hands(raw.decode("utf-8"), p.suffix == ".phhs")]
+
+
+def _ohh_hands(raw: bytes, p: Path) -> list[tuple[str | None, dict[str, Any], dict[str, Any], str | None]]:
+    """The same for an OHH file: each hand converted to PHH (``ledger.importers.ohh``);
+    the player ids in seat order ride along for the pots check."""
+    from ledger.importers.ohh import load_ohh, ohh_to_phh
+
+    out: list[tuple[str | None, dict[str, Any], dict[str, Any], str | None]] = []
+    for section, o in load_ohh(raw.decode("utf-8")):
+        try:
+            hand, order = ohh_to_phh(o)
+            out.append((section, o, {**hand, "_order": order}, None))
+        except PhhError as exc:
+            out.append((section, o, {}, str(exc)))
+    return out
+
+
+def _ohh_check(o: dict[str, Any], hand: dict[str, Any], order: list[Any], st: Any, rules: dict[str, Any]) -> str | None:
+    """Why the engine's final stacks differ from what the OHH hand's pots record, or None."""
+    from ledger.importers.ohh import recorded_final_stacks
+
+    want = recorded_final_stacks(o, hand, order)
+    if want is None:
+        return None
+    factor = 10 ** (len(rules["scale"].split(".")[1]) if "scale" in rules else 0)
+    got = [Decimal(v) / factor for v in final_stacks(st)]
+    if got != want:
+        return (f"the engine's final stacks {[str(g) for g in got]} differ from what the hand's pots record"
+                f" {[str(w) for w in want]}")
+    return None
+
+
 def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
                  progress: Callable[[int, int], None] | None = None,
-                 receipts: Signer | None = None) -> list[dict[str, Any]]:
+                 receipts: Signer | None = None, fmt: str = "phh") -> list[dict[str, Any]]:
     """One result per input hand (in input order): {"source", "round"} (with
     ``"already_imported": True`` when the ledger has that hand already) or {"source",
     "error"}. Each stored round gets its provenance (``import.source.v1``: the file's name
@@ -125,21 +164,30 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
     results: list[dict[str, Any]] = []
     pending: list[tuple[int, str, dict[str, Any], list[tuple[str, dict[str, Any]]], dict[str, Any]]] = []
     seen: set[str] = set()
-    for p in hand_files(paths):
+    read = _ohh_hands if fmt == "ohh" else _phh_hands
+    for p in hand_files(paths, fmt):
         path = str(p)
         try:
             raw = p.read_bytes()
-            hands = load_hands(raw.decode("utf-8"), p.suffix == ".phhs")
+            hands = read(raw, p)
         except (OSError, UnicodeDecodeError, PhhError) as exc:
             results.append({"source": path, "error": f"cannot read: {exc}"})
             continue
         digest = hashlib.sha256(raw).hexdigest()
-        for section, hand in hands:
+        for section, written, converted, refused in hands:
             source = f"{path}#{section}" if section is not None else path
-            rid = round_id_for(hand)
+            if refused is not None:
+                results.append({"source": source, "error": refused})
+                continue
+            rid = round_id_for(written, fmt)
+            order = converted.pop("_order", None)
+            hand = converted
             try:
                 # another room's showdown, taken as the history records it (PokerRules.showdown)
-                rules, events, _ = hand_events({"showdown": "as_recorded", **hand})
+                rules, events, st = hand_events({"showdown": "as_recorded", **hand})
+                problem = _ohh_check(written, hand, order, st, rules) if fmt == "ohh" else None
+                if problem:
+                    raise PhhError(problem)
             except PhhError as exc:
                 results.append({"source": source, "error": str(exc)})
                 continue
@@ -148,8 +196,13 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
                 continue
             seen.add(rid)
             names = [str(n) for n in hand.get("players") or []]
-            provenance = {"format": "phh", "file": p.name, "sha256": digest, "names": names,
-                          "meta": {k: _meta(v) for k, v in hand.items() if k not in GAME_FIELDS}}
+            if fmt == "ohh":
+                from ledger.importers.ohh import GAME_FIELDS as OHH_FIELDS
+
+                meta = {k: _meta(v) for k, v in written.items() if k not in OHH_FIELDS}
+            else:
+                meta = {k: _meta(v) for k, v in written.items() if k not in GAME_FIELDS}
+            provenance = {"format": fmt, "file": p.name, "sha256": digest, "names": names, "meta": meta}
             if section is not None:
                 provenance["section"] = section
             results.append({"source": source, "round": rid})

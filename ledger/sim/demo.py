@@ -127,9 +127,16 @@ class _Chips:
         self.b.add(self.signer, f"table:{table}", "table.close.v1", {"reason": "end of the gaming night"})
 
 
-def _video(tag: str) -> dict[str, str]:
+def _video(tag: str, seconds: int = 90) -> dict[str, str]:
+    """The camera's footage of a procedure: the ``seconds`` before now (an inspection of a
+    shoe takes a minute or two on camera), with the digest of the footage file."""
+    from datetime import timedelta
+
+    from ledger.timeutil import format_utc, parse_utc
+
     now = utc_now()
-    return {"camera": "cam-demo", "start": now, "end": now, "sha256": hashlib.sha256(tag.encode()).hexdigest()}
+    start = format_utc(parse_utc(now) - timedelta(seconds=seconds))
+    return {"camera": "cam-demo", "start": start, "end": now, "sha256": hashlib.sha256(tag.encode()).hexdigest()}
 
 
 class _Shoe:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ledger.games.baccarat import coup_events
@@ -19,7 +19,7 @@ from ledger.keyring import load_keyring
 from ledger.keys import KeyDirectory, Signer
 from ledger.producer import BatchBuilder
 from ledger.store import Store
-from ledger.timeutil import utc_now
+from ledger.timeutil import format_utc, parse_utc, utc_now
 
 CUT_FROM_BACK = 7  # 000 II 3.3.4
 
@@ -60,8 +60,9 @@ def write_sample_batch(store: Store, keys: KeyDirectory, output: Path | None, ro
     shoe = f"shoe:{table}-{base:06d}"
 
     def video(what: str) -> dict[str, str]:
-        now = utc_now()
-        return {"camera": "cam-sample-1", "start": now, "end": now,
+        now = utc_now()  # the footage: the 90 seconds the procedure took on camera
+        start = format_utc(parse_utc(now) - timedelta(seconds=90))
+        return {"camera": "cam-sample-1", "start": start, "end": now,
                 "sha256": hashlib.sha256(f"{shoe} {what} {now}".encode()).hexdigest()}
 
     for signer in (dealer, floor):  # 000 II 3.1.1-3.1.2: dealer and pit boss, on video

@@ -286,8 +286,8 @@ def test_the_evidence_bundle_shows_the_ruling_beside_what_it_changed(ledger, tmp
     res = CliRunner().invoke(main, ledger.cli_args() + ["evidence", "round:H-1", "-o", str(out)])
     assert res.exit_code == 0, res.output
     report = (out / "report.md").read_text()
-    assert "**rollback** under 000 refund policy, acting on incident:crash-1#1" in report
-    assert "closed **void**" in report
+    assert "**Ruling**: rollback under 000 refund policy by " in report and "acting on incident:crash-1#1" in report
+    assert "What it changed: the round closed void" in report
     assert any(json.loads(line)["stream"] == "incident:crash-1" for line in (out / "events.jsonl").read_text().splitlines())
     res = CliRunner().invoke(main, ["verify-bundle", str(out), "--json"])
     assert res.exit_code == 0, res.output
