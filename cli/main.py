@@ -787,11 +787,15 @@ def witness() -> None:
 @witness.command("init")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--name", required=True, help="The witness's name (its key name), e.g. regulator.example/witness.")
+@click.option("--parents", is_flag=True, help="Create DIRECTORY's missing parents.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def witness_init(directory: str, name: str, as_json: bool) -> None:
+def witness_init(directory: str, name: str, parents: bool, as_json: bool) -> None:
     """Create a witness (its key, mode 0600) in DIRECTORY and print its verifier key."""
     from ledger.log.witness import Witness
 
+    target = Path(directory)
+    if not target.parent.is_dir() and not parents:
+        _fail(as_json, f"{directory}: no directory {target.parent} (--parents to create it)", EXIT_USAGE)
     with _Guard(as_json):
         w = Witness.create(Path(directory), name)
     _emit(as_json, {"ok": True, "name": w.name, "vkey": w.vkey},
@@ -1356,14 +1360,18 @@ def aml_show(c: Context, flag_id: str, as_json: bool) -> None:
         if not found:
             _fail(as_json, f"no flag {flag_id!r}", EXIT_USAGE)
         flag = found[0]
-        events = []
+        events: list[dict[str, Any]] = []
         for ref in flag.events:
             stream, seq = parse_ref(ref)
             ev = store.event_at(stream, int(seq))
             events.append(ev.to_dict() if ev else {"missing": ref})
-    text = [f"{flag.id} {flag.rule} {flag.day} players {', '.join(flag.players)} amount {flag.amount}", flag.reason]
-    text += [f"  {e.get('stream')} seq {e.get('seq')} {e.get('at')} {e.get('kind')} {json.dumps(e.get('payload'))}"
-             for e in events]
+    from projections.money import show
+    from projections.replay import event_summary
+
+    text = [f"{flag.id} {flag.rule} {flag.day} players {', '.join(flag.players)} amount"
+            f" {show(flag.amount, flag.currency)}", *_wrap(flag.reason, "  ")]
+    text += [_cut(f"  {e.get('stream')} #{e.get('seq')} {str(e.get('at'))[:19]} "
+                  + event_summary(str(e.get("kind")), e.get("payload") or {}, flag.currency), 100) for e in events]
     _emit(as_json, {**flag.to_json(), "event_details": events}, "\n".join(text))
 
 
@@ -1508,6 +1516,7 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
     operator, holding the private keys) pins the public keys of its own house and log keys."""
     from ledger.sim.demo import run_demo
     from projections.evidence import write_bundle
+    from projections.money import show
     from projections.reconcile import reconcile_day
     from projections.runner import ViewStore, catch_up
 
@@ -1519,7 +1528,7 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
             roots = _operator_roots(store, c, roots)
         disputed = summary["disputed_round"]
         say(f"writing the evidence bundle of the disputed round {disputed}")
-        bundle = out / f"evidence-{disputed.split(':', 1)[1]}"
+        bundle = _output_dir(as_json, str(out / f"evidence-{disputed.split(':', 1)[1]}"), parents=True)
         write_bundle(store, c.keys, c.public, disputed, bundle,
                      dispute=summary.get("dispute") or "the player says the coup was settled wrongly",
                      witnesses=tuple(w.text() for w in roots.witnesses), quorum=roots.quorum)
@@ -1534,7 +1543,7 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
     tid = summary.pop("tournament")
     summary.update(gaming_day=day, aml_flags=len(flags), reconciled=report["ok"],
                    aml_rules=sorted({f["rule"] for f in flags}), discrepancies=len(report["discrepancies"]),
-                   tournaments=[{k: t[k] for k in ("id", "prize_pool", "paid", "refunded")}
+                   tournaments=[{k: t[k] for k in ("id", "currency", "prize_pool", "paid", "refunded")}
                                 for t in report["tournaments"] if t["id"] == tid])
     text = [f"casino night {day}: {summary['rounds']} rounds at {summary['tables']} tables, {summary['events']} signed"
             f" events ingested",
@@ -1542,7 +1551,8 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
             f" {roots.sources.get('anchor')}",
             f"AML flags: {len(flags)} ({', '.join(summary['aml_rules'])}): pitboss aml flags",
             f"rulings: {', '.join(r['effect'] + ' ' + r['round'] for r in summary['rulings'])}",
-            *[f"tournament {t['id']}: prize pool {t['prize_pool']}, paid {t['paid']}, refunded {t['refunded']}"
+            *[f"tournament {t['id']}: prize pool {show(t['prize_pool'], t['currency'])}, paid"
+              f" {show(t['paid'], t['currency'])}, refunded {show(t['refunded'], t['currency'])}"
               for t in summary["tournaments"]],
             f"disputed round {summary['disputed_round']}: evidence in {summary['evidence']}"
             f" (pitboss verify-bundle --anchor {roots.anchor.hex() if roots.anchor else 'HOUSE_KEY'}"

@@ -7,7 +7,7 @@
                      table's events since it opened, the equipment (shoe, wheel, dice)
                      events the round depended on, every event of the round
                      (rulings included) and what its rulings cite (a server crash)
-    proofs/N.proof   a c2sp.org/tlog-proof@v1 inclusion proof of line N's event
+    proofs/N.tlog-proof  a c2sp.org/tlog-proof@v1 inclusion proof of line N's event
     checkpoint.note  the signed checkpoint every proof is against (with any witness
                      cosignatures); it states the key ring's head within its tree
     log.vkey         the log's verifier key (a ledger key of the bundle's key ring)
@@ -60,7 +60,10 @@ from ledger.trust import TrustRoots
 from projections.money import show
 from projections.report import report_html, report_markdown, report_model
 
-FORMAT = "pitboss.evidence.v1"
+FORMAT = "pitboss.evidence.v2"
+PROOF_FILES = {"pitboss.evidence.v1": "proofs/{n}.proof", FORMAT: "proofs/{n}.tlog-proof"}
+"""Where line N's inclusion proof is, by bundle format: v2 names proofs as c2sp.org/tlog-proof
+says they SHOULD be named (``.tlog-proof``); v1 bundles (``.proof``) still verify."""
 
 
 def _sha(data: bytes) -> str:
@@ -179,7 +182,7 @@ def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: 
     for n, ev in enumerate(events, start=1):
         index = leaves.positions[(ev.stream, ev.seq)]
         proof = inclusion_proof_text(ev.to_dict(), index, tree.inclusion_proof(index, sc.checkpoint.size), sc.note)
-        files[f"proofs/{n}.proof"] = proof.encode()
+        files[PROOF_FILES[FORMAT].format(n=n)] = proof.encode()
     files["checkpoint.note"] = note.encode()
     log_key = next((e for e in load_keyring(store).keys.values() if e.role == "ledger" and e.actor == sc.checkpoint.origin
                     and _opens(sc.note, e.actor, e.public_key)), None)
@@ -192,7 +195,7 @@ def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: 
     files["report.md"] = report_markdown(model).encode()
     files["report.html"] = report_html(model, {
         "round": stream, "events": [ev.to_json_line() for ev in events],
-        "proofs": [files[f"proofs/{n}.proof"].decode() for n in range(1, len(events) + 1)],
+        "proofs": [files[PROOF_FILES[FORMAT].format(n=n)].decode() for n in range(1, len(events) + 1)],
         "note": note, "vkey": files["log.vkey"].decode(), "witnesses": list(witnesses),
         "quorum": quorum or len(witnesses)}).encode()
     for name, data in files.items():
@@ -279,8 +282,9 @@ def verify_bundle(path: Path, roots: TrustRoots | None = None) -> BundleVerdict:
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         return BundleVerdict("FAILED", [why or "manifest.json: no list of files"], unverified,
                              {"trust_roots": roots.describe()})
-    if manifest.get("format") != FORMAT:
-        problems.append(f"manifest.json: format is {manifest.get('format')!r}, not {FORMAT}")
+    if manifest.get("format") not in PROOF_FILES:
+        problems.append(f"manifest.json: format is {manifest.get('format')!r}, not one of {', '.join(PROOF_FILES)}")
+    proof_file = PROOF_FILES.get(str(manifest.get("format")), PROOF_FILES[FORMAT])
     files: dict[str, bytes] = {}
     listed: set[Path] = set()
     for name, digest in sorted(manifest["files"].items()):
@@ -357,12 +361,12 @@ def verify_bundle(path: Path, roots: TrustRoots | None = None) -> BundleVerdict:
             continue
         if cp is not None and vkey is not None:
             try:
-                proof = text(f"proofs/{n}.proof")
+                proof = text(proof_file.format(n=n))
                 verified = verify_inclusion_proof(proof, note, vkey.text())
                 if verified.event.get("hash") != ev.hash:
                     raise ProofError("the proof is for another event")
             except (ProofError, NoteError, ValueError) as exc:
-                problems.append(f"proofs/{n}.proof ({ev.stream} seq {ev.seq}): {exc}")
+                problems.append(f"{proof_file.format(n=n)} ({ev.stream} seq {ev.seq}): {exc}")
     checks.append("key ring: from the pinned anchor" if anchor is not None else "key ring: anchor NOT pinned")
     # the key ring must reach the checkpoint's stated head: no revocation left out
     ring_head = heads.get(KEYRING_STREAM)

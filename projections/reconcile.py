@@ -246,7 +246,8 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
         discrepancies += [{"check": "tournament", "stream": stream, "seq": events[-1].seq, "reason": why}
                           for why in tournaments.conservation(t)]
         tournament_report.append({
-            "id": stream.split(":", 1)[1], "status": t.phase, "money_in": m["total"], "fees": m["fees"],
+            "id": stream.split(":", 1)[1], "status": t.phase, "currency": t.rules["currency"],
+            "money_in": m["total"], "fees": m["fees"],
             "prize_pool": e["prize_pool"], "paid": sum(v for p, v in e["prizes"].items() if not e["seats"].get(p)),
             "refunded": sum(e["refunds"].values()) + sum(e["fee_refunds"].values()),
             "bounties": sum(e["bounties"].values()), "breakage": e["breakage"]})

@@ -63,7 +63,7 @@ def test_one_altered_byte_in_the_events_is_named(bundle: Path) -> None:
 
 
 def test_an_altered_proof_or_outcome_is_named(bundle: Path) -> None:
-    proof = bundle / "proofs" / "3.proof"
+    proof = bundle / "proofs" / "3.tlog-proof"
     text = proof.read_text().split("\n")
     text[3] = ("A" if text[3][0] != "A" else "B") + text[3][1:]  # a hash line of the Merkle path
     proof.write_text("\n".join(text))
@@ -73,7 +73,7 @@ def test_an_altered_proof_or_outcome_is_named(bundle: Path) -> None:
     outcome.write_text(json.dumps(data))
     code, out = check(bundle)
     assert code == 1
-    assert any(p.startswith("proofs/3.proof") for p in out["problems"])
+    assert any(p.startswith("proofs/3.tlog-proof") for p in out["problems"])
     assert any(p.startswith("outcome.json: the outcome it states differs") for p in out["problems"])
 
 
@@ -113,7 +113,7 @@ def test_4_a_bundle_signed_into_a_private_log_is_refused(bundle: Path) -> None:
     mine = Signer.generate(cp.origin)
     forged = sign_note(cp.body(), cp.origin, mine.private_key)
     (bundle / "checkpoint.note").write_text(forged)
-    for proof in (bundle / "proofs").glob("*.proof"):
+    for proof in (bundle / "proofs").glob("*.tlog-proof"):
         proof.write_text(proof.read_text().replace(note, forged))
     (bundle / "log.vkey").write_text(verifier_key(cp.origin, mine.public_key) + "\n")
     _rehash(bundle)
@@ -141,9 +141,9 @@ def test_4_a_revocation_after_the_round_shows_in_its_bundle_and_cannot_be_left_o
     kept = [line for line in lines if json.loads(line)["kind"] != "key.revoke.v1"]
     (out / "events.jsonl").write_text("".join(line + "\n" for line in kept))
     for n in range(1, len(lines) + 1):
-        (out / "proofs" / f"{n}.proof").unlink()
+        (out / "proofs" / f"{n}.tlog-proof").unlink()
     for n, line in enumerate(kept, start=1):
-        (out / "proofs" / f"{n}.proof").write_text(_proof_of(ledger, json.loads(line)))
+        (out / "proofs" / f"{n}.tlog-proof").write_text(_proof_of(ledger, json.loads(line)))
     _rehash(out)
     code, report = check(out)
     assert code == 1 and any("key-ring events (a revocation?) are missing" in p for p in report["problems"])
@@ -157,7 +157,7 @@ def _proof_of(ledger, event: dict) -> str:  # type: ignore[no-untyped-def,type-a
 
 def test_4_a_bundle_without_events_proves_nothing(bundle: Path) -> None:
     (bundle / "events.jsonl").write_text("")
-    for proof in (bundle / "proofs").glob("*.proof"):
+    for proof in (bundle / "proofs").glob("*.tlog-proof"):
         proof.unlink()
     _rehash(bundle)
     code, out = check(bundle)
@@ -190,3 +190,20 @@ def test_4_every_figure_of_the_verdict_comes_from_signed_data(bundle: Path) -> N
     code, out = check(bundle)
     assert code == 0 and out["checkpoint_size"] == signed != 999_999
     assert out["trust_roots"]["anchor"] and any(c.startswith("key ring: complete") for c in out["checks"])
+
+
+def test_a_version_1_bundle_with_proof_files_named_dot_proof_still_verifies(bundle: Path) -> None:
+    """Format v2 names proofs ``.tlog-proof`` (c2sp.org/tlog-proof: they SHOULD be); a v1
+    bundle, written before, keeps verifying."""
+    import hashlib
+
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["format"] == "pitboss.evidence.v2"
+    for proof in sorted((bundle / "proofs").glob("*.tlog-proof")):
+        proof.rename(proof.with_suffix(".proof"))
+    manifest["format"] = "pitboss.evidence.v1"
+    manifest["files"] = {name.replace(".tlog-proof", ".proof"): digest for name, digest in manifest["files"].items()}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    code, out = check(bundle)
+    assert code == 0 and out["ok"], out
+    assert manifest["files"]["proofs/1.proof"] == hashlib.sha256((bundle / "proofs" / "1.proof").read_bytes()).hexdigest()
