@@ -114,7 +114,7 @@ def test_a_bounty_tournament_from_registration_to_a_deal_reconciles_to_the_cent(
     assert money["P4"] == -22_000 and sum(money.values()) == -8_000  # what the house kept: the fees
     code, report = reconcile(ledger)
     assert code == 0, report["discrepancies"]
-    assert report["tournaments"] == [{"id": "T1", "status": "finished", "money_in": 108_000, "fees": 8_000,
+    assert report["tournaments"] == [{"id": "T1", "status": "finished", "currency": "EUR", "money_in": 108_000, "fees": 8_000,
                                       "prize_pool": 92_000, "paid": 92_000, "refunded": 0, "bounties": 8_000,
                                       "breakage": 0}]
 
