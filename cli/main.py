@@ -1017,31 +1017,9 @@ def export_phh(c: Context, round_id: str, output: str) -> None:
 
     An imported round gets back its players' names and the hand's metadata (event,
     year, currency...) from its recorded provenance."""
-    from ledger.importers.phh import PhhError
-    from ledger.importers.phh_import import export_round, provenance_of
+    from ledger.importers.phh_import import export_round
 
-    stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
-    from ledger.events import EventError
-    from ledger.judges.round import config_of
-
-    out = _output_file(False, output)
-    with _Guard(False), c.open() as store:
-        events = store.stream_events(stream)
-        try:
-            config = config_of(events[0], store.event_at) if events else None
-        except EventError as exc:
-            _fail(False, f"{stream}: {exc.reason}", EXIT_FAILED)
-        provenance = provenance_of(store, stream) if events else None
-    if not events:
-        _fail(False, f"no round {stream} in the ledger", EXIT_USAGE)
-    try:
-        text = export_round(events, config, provenance)
-    except PhhError as exc:
-        _fail(False, str(exc), EXIT_FAILED)
-    if out is not None:
-        out.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+    _export(c, round_id, output, lambda events, rules, provenance: export_round(events, {"rules": rules}, provenance))
 
 
 @export.command("ohh")
@@ -1054,8 +1032,17 @@ def export_ohh(c: Context, round_id: str, output: str) -> None:
 
     An imported round gets back its players' names and the source's fields (site, table,
     game number...) from its recorded provenance."""
-    from ledger.events import EventError
     from ledger.importers.ohh import round_to_ohh
+
+    _export(c, round_id, output, lambda events, rules, provenance:
+            json.dumps(round_to_ohh(events, rules, provenance), indent=2, ensure_ascii=False) + "\n")
+
+
+def _export(c: Context, round_id: str, output: str, render: Any) -> None:
+    """A stored poker round written by ``render(events, rules as played, provenance)``
+    to ``output`` ('-': standard output); exit 2 for no such round, 1 for one the format
+    cannot hold."""
+    from ledger.events import EventError
     from ledger.importers.phh import PhhError
     from ledger.importers.phh_import import provenance_of
     from ledger.judges.round import config_of, played_rules
@@ -1072,7 +1059,7 @@ def export_ohh(c: Context, round_id: str, output: str) -> None:
             _fail(False, f"{stream}: {exc.reason}", EXIT_FAILED)
         provenance = provenance_of(store, stream)
     try:
-        text = json.dumps(round_to_ohh(events, rules, provenance), indent=2, ensure_ascii=False) + "\n"
+        text = render(events, rules, provenance)
     except PhhError as exc:
         _fail(False, str(exc), EXIT_FAILED)
     if out is not None:
