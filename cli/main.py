@@ -146,7 +146,7 @@ class Progress:
                 width = os.get_terminal_size(sys.stderr.fileno()).columns or 80
             except OSError:
                 width = 80
-            self.bar = tqdm(total=total, desc=self.step or None, unit=" " + self.unit, file=sys.stderr,
+            self.bar = tqdm(total=total, desc=self.step or None, unit=" " + self.unit if self.unit else "", file=sys.stderr,
                             ncols=min(width, 120), mininterval=0.5)
         if total is not None and self.bar.total != total:
             self.bar.total = total
@@ -988,9 +988,8 @@ def import_ohh(c: Context, paths: tuple[str, ...], as_json: bool) -> None:
 def _import_hands(c: Context, paths: tuple[str, ...], as_json: bool, fmt: str) -> None:
     from ledger.importers.phh_import import import_paths
 
-    with _Guard(as_json), c.open() as store, c.progress(as_json, "hands") as bar:
-        bar.stage("importing")
-        results = import_paths(store, c.keys, paths, bar.count, receipts=_log_key(store, c, as_json), fmt=fmt)
+    with _Guard(as_json), c.open() as store, c.progress(as_json, "") as bar:
+        results = import_paths(store, c.keys, paths, bar.stage, receipts=_log_key(store, c, as_json), fmt=fmt)
     errors = [r for r in results if "error" in r]
     if as_json:
         click.echo(json.dumps(results, indent=2))

@@ -29,6 +29,7 @@ from typing import Any
 
 from ledger.events import SignedEvent
 from ledger.timeutil import gaming_day
+from projections.money import show
 from projections.views import ACCOUNT_COLUMNS, Add, Put, account_balance, chips_held
 
 Key = tuple[str, str]  # (player, currency)
@@ -72,6 +73,6 @@ class CageBook:
                 player, currency = key
                 self.problems.append({
                     "check": "account_funds", "stream": ev.stream, "seq": ev.seq,
-                    "reason": f"{player} had {before[key]} {currency} at the cage; this {ev.kind} takes"
-                              f" {before[key] - after}, leaving {after}: more than the account holds (no credit"
-                              " is recorded)"})
+                    "reason": f"{player} had {show(before[key], currency)} at the cage; this {ev.kind} takes"
+                              f" {show(before[key] - after, currency)}, leaving {show(after, currency)}: more than"
+                              " the account holds (no credit is recorded)"})

@@ -192,6 +192,8 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
         if row.stream.startswith("chips:"):
             book.chip_event(event_from_stored(row.state), on_day)
             continue
+        if row.kind == "table.open.v1":
+            book.currency[row.stream.split(":", 1)[1]] = obj["payload"]["currency"]  # the chips' unit, for people
         if row.kind == "table.open.v1" and opened_by_importer(ring, obj["key_id"]):
             imported.add(row.stream.split(":", 1)[1])  # an imported hand history: evidence, in its own unit
             continue

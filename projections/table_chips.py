@@ -27,6 +27,7 @@ from ledger.events import SignedEvent
 from ledger.games import RoundMoney
 from ledger.refs import event_ref
 from ledger.timeutil import gaming_day
+from projections.money import show
 
 
 @dataclass
@@ -55,6 +56,12 @@ class ChipBook:
     chips: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     days: dict[str, TableDay] = field(default_factory=dict)
     problems: list[dict[str, Any]] = field(default_factory=list)
+    currency: dict[str, str] = field(default_factory=dict)
+    """table -> the currency it opened in (the chips' value, for the problems' text)."""
+
+    def _m(self, table: str, amount: int | None) -> str:
+        """Chips as a person reads them: their value in the table's currency."""
+        return "?" if amount is None else show(amount, self.currency.get(table, "CHIP"))
 
     def tracks(self, table: str) -> bool:
         return table in self.chips
@@ -83,8 +90,8 @@ class ChipBook:
                 today.buy_ins += p["amount"]
         elif ev.kind == "chips.cash_out.v1":
             if p["amount"] > stacks[p["player"]]:
-                self._problem(ev, f"{p['player']} cashes out {p['amount']} at {table} holding {stacks[p['player']]}",
-                              on_day)
+                self._problem(ev, f"{p['player']} cashes out {self._m(table, p['amount'])} at {table} holding"
+                                  f" {self._m(table, stacks[p['player']])}", on_day)
             stacks[p["player"]] -= p["amount"]
             if today:
                 today.cash_outs += p["amount"]
@@ -92,8 +99,9 @@ class ChipBook:
             counted = p["stacks"]
             for player in sorted(set(counted) | {k for k, v in stacks.items() if v}):
                 if counted.get(player, 0) != stacks.get(player, 0):
-                    self._problem(ev, f"{player} is counted with {counted.get(player, 0)} chips at {table}; the"
-                                      f" ledger gives {stacks.get(player, 0)} (buy-ins − cash-outs + results)", on_day)
+                    self._problem(ev, f"{player} is counted with {self._m(table, counted.get(player, 0))} in chips at"
+                                      f" {table}; the ledger gives {self._m(table, stacks.get(player, 0))}"
+                                      " (buy-ins − cash-outs + results)", on_day)
             if today:
                 today.counts.append({"event": event_ref(ev.stream, ev.seq), "counted": sum(counted.values()),
                                      "ledger": sum(stacks.values())})
@@ -106,7 +114,8 @@ class ChipBook:
         if table not in self.chips:
             if money is not None:
                 for player in sorted(p for p, n in money.wagered.items() if n):
-                    self._problem(ev, f"{player} wagers {money.wagered[player]} at {table}, where the cage issued no"
+                    self._problem(ev, f"{player} wagers {self._m(table, money.wagered[player])} at {table}, where the"
+                                      " cage issued no"
                                       " chips (chips.buy_in): money at a table comes only from the cage", on_day)
             return
         stacks = self.chips[table]
@@ -115,15 +124,16 @@ class ChipBook:
             for player in sorted(set(money.brought) | set(money.wagered)):
                 brought = money.brought[player] if player in money.brought else money.wagered[player]
                 if brought is None or brought > stacks.get(player, 0):
-                    what = "an unrecorded stack" if brought is None else f"{brought} chips"
+                    what = "an unrecorded stack" if brought is None else f"{self._m(table, brought)} in chips"
                     self._problem(ev, f"{player} starts the round at {table} with {what} but holds"
-                                      f" {stacks.get(player, 0)} there (buy-ins − cash-outs + results): a seat may not"
+                                      f" {self._m(table, stacks.get(player, 0))} there (buy-ins − cash-outs + results):"
+                                      " a seat may not"
                                       " start with more than the chips the cage issued to the player", on_day)
         today = self._today(table, ev.at)
         for player, net in sorted(nets.items()):
             stacks[player] += net
             if stacks[player] < 0:
-                self._problem(ev, f"{player} ends the round with {stacks[player]} chips at {table}:"
+                self._problem(ev, f"{player} ends the round with {self._m(table, stacks[player])} in chips at {table}:"
                                   f" played beyond the chips bought in", on_day)
         if today:
             today.results += sum(nets.values())

@@ -152,20 +152,23 @@ def _ohh_check(o: dict[str, Any], hand: dict[str, Any], order: list[Any], st: An
 
 
 def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
-                 progress: Callable[[int, int], None] | None = None,
+                 progress: Callable[[str, int, int], None] | None = None,
                  receipts: Signer | None = None, fmt: str = "phh") -> list[dict[str, Any]]:
     """One result per input hand (in input order): {"source", "round"} (with
     ``"already_imported": True`` when the ledger has that hand already) or {"source",
     "error"}. Each stored round gets its provenance (``import.source.v1``: the file's name
     and SHA-256, the section, the players' names, the hand's metadata). With ``receipts``
-    (the ledger's log key) the ledger's receipt follows the import. ``progress(done,
-    total)`` counts hands."""
+    (the ledger's log key) the ledger's receipt follows the import. ``progress(step,
+    done, total)``: files read and judged, then hands stored."""
     signer = producer_signer(store, keys, IMPORTER, "importer", [f"table:{TABLE}"])
     results: list[dict[str, Any]] = []
     pending: list[tuple[int, str, dict[str, Any], list[tuple[str, dict[str, Any]]], dict[str, Any]]] = []
     seen: set[str] = set()
     read = _ohh_hands if fmt == "ohh" else _phh_hands
-    for p in hand_files(paths, fmt):
+    files = hand_files(paths, fmt)
+    for done_files, p in enumerate(files):
+        if progress:
+            progress("reading and judging the hands (files)", done_files, len(files))
         path = str(p)
         try:
             raw = p.read_bytes()
@@ -207,6 +210,8 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
                 provenance["section"] = section
             results.append({"source": source, "round": rid})
             pending.append((len(results) - 1, rid, rules, events, provenance))
+    if progress:
+        progress("reading and judging the hands (files)", len(files), len(files))
     _ensure_table(store, signer)
     done = 0
     for start in range(0, len(pending), HANDS_PER_BATCH):
@@ -218,7 +223,7 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
                     results[item[0]] = {"source": results[item[0]]["source"], "error": refusal}
         done += len(chunk)
         if progress:
-            progress(done, len(pending))
+            progress("storing the hands", done, len(pending))
     if pending and receipts is not None:  # the ledger's clock for what was imported (ledger.receipt.v1)
         write_receipt(store, receipts, Clock())
     return results

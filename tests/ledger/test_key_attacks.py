@@ -96,7 +96,7 @@ def test_attack_1_a_seat_that_starts_with_more_chips_than_the_cage_issued_is_nam
     code, report = c.reconcile()
     assert code == 1 and not report["ok"]
     named = [d for d in report["discrepancies"] if d["check"] == "table_chips" and d["stream"] == "round:dump-1"]
-    assert any("ACCOMPLICE starts the round at T-A with 1000000 chips but holds 0 there" in d["reason"]
+    assert any("ACCOMPLICE starts the round at T-A with €10,000.00 in chips but holds €0.00 there" in d["reason"]
                for d in named), report["discrepancies"]
     assert not any("VICTIM" in d["reason"] for d in named)  # the victim held what it brought
 

@@ -69,7 +69,7 @@ def test_a_withdrawal_beyond_the_account_is_named(ledger) -> None:  # type: igno
     code, found = reconcile(ledger)
     assert code == 1
     assert [(d["stream"], d["seq"]) for d in found] == [("account:ANN", 2)]
-    assert "had 10000 EUR" in found[0]["reason"] and "takes 12000, leaving -2000" in found[0]["reason"]
+    assert "had €100.00 at the cage" in found[0]["reason"] and "takes €120.00, leaving -€20.00" in found[0]["reason"]
 
 
 def test_a_buy_in_with_nothing_at_the_cage_is_named(ledger) -> None:  # type: ignore[no-untyped-def]
@@ -83,7 +83,7 @@ def test_a_buy_in_with_nothing_at_the_cage_is_named(ledger) -> None:  # type: ig
     code, found = reconcile(ledger)
     assert code == 1
     assert [(d["stream"], d["seq"]) for d in found] == [("chips:T", 2)]
-    assert found[0]["reason"].startswith("C-DUMP had 0 EUR") and "chips.buy_in.v1" in found[0]["reason"]
+    assert found[0]["reason"].startswith("C-DUMP had €0.00") and "chips.buy_in.v1" in found[0]["reason"]
 
 
 def test_a_tournament_entry_needs_funds_in_the_account_000_tournament_rules(ledger) -> None:  # type: ignore[no-untyped-def]
@@ -99,7 +99,7 @@ def test_a_tournament_entry_needs_funds_in_the_account_000_tournament_rules(ledg
     code, found = reconcile(ledger)
     assert code == 1
     assert [(d["stream"], d["seq"]) for d in found] == [("tournament:T1", 3)]
-    assert found[0]["reason"].startswith("BOB had 0 EUR") and "takes 10000" in found[0]["reason"]
+    assert found[0]["reason"].startswith("BOB had €0.00") and "takes €100.00" in found[0]["reason"]
 
 
 def test_money_back_from_a_table_or_another_account_covers_what_is_taken_later(ledger) -> None:  # type: ignore[no-untyped-def]
