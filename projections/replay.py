@@ -16,12 +16,12 @@ from typing import Any
 
 from ledger.chain import link
 from ledger.events import EventError
-from ledger.games import ENGINES
+from ledger.games import ENGINES, described
 from ledger.judges.round import RoundState, config_of, derived_draws, open_round, played_rules
 from ledger.judges.round import step as step_round
 from ledger.keyring import load_keyring
 from ledger.store import Store
-from projections.money import show
+from projections.money import show, table_currency
 
 
 class ReplayError(Exception):
@@ -87,7 +87,7 @@ def replay_round(store: Store, round_id: str) -> Replay:
         raise ReplayError(f"{stream}: {exc.reason}") from None
     rules = played_rules(config, p["rules"])  # the table's configuration in force when the round opened
     rep = Replay(stream, p["game"], p["table"], rules, engine=engine is not None,
-                 currency=table_currency(store, p["table"], opening.at))
+                 currency=table_currency(store.stream_events(f"table:{p['table']}"), p["table"], opening.at))
 
     def money(amount: int) -> str:
         return show(amount, rep.currency)
@@ -119,22 +119,12 @@ def replay_round(store: Store, round_id: str) -> Replay:
             step.problem = f"{exc.check}: {exc.reason}"
             rep.differences.append({"seq": ev.seq, "kind": ev.kind, "reason": exc.reason})
         step.state = engine.snapshot(rs.st) if rs is not None else None
-        step.text = engine.describe(rs.st, money) if rs is not None else []
+        step.text = described(engine, rs.st, money) if rs is not None else []
     if engine is not None and rs is not None:
         rep.outcome = engine.outcome(rs.st)
         rep.rng = derived_draws(rs)
         rep.result = engine.result(rs.st, money)
     return rep
-
-
-def table_currency(store: Store, table: str, at: str) -> str:
-    """The currency of ``table`` as opened at or before ``at`` (its last ``table.open``)."""
-    from ledger.timeutil import parse_utc
-
-    when = parse_utc(at)
-    opened = [ev.payload["currency"] for ev in store.stream_events(f"table:{table}")
-              if ev.kind == "table.open.v1" and parse_utc(ev.at) <= when]
-    return opened[-1] if opened else "?"
 
 
 MONEY_KEYS = frozenset({"amount", "paid", "commission", "to", "stake", "rake", "insurance", "prize_pool"})

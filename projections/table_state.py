@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.events import EventError, event_from_stored
+from ledger.games import described
 from ledger.judges import JUDGES, World
 from ledger.judges.equipment import EQUIPMENT_TYPES, Equipment
 from ledger.judges.round import RoundState
@@ -96,7 +97,7 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
     cur = state["currency"] or "?"
     state["open_rounds"] = [{"round": s, "game": r.game,
                              "state": r.engine.snapshot(r.st) if r.engine is not None else None,
-                             "text": r.engine.describe(r.st, lambda n: show(n, cur)) if r.engine is not None else []}
+                             "text": described(r.engine, r.st, lambda n: show(n, cur)) if r.engine is not None else []}
                             for s, r in rounds.items()]
     state["rounds_closed"] = len(closed)
     state["last_rounds"] = closed[-5:]

@@ -9,6 +9,7 @@ Each engine judges the events of one round of its game::
     engine.outcome(state)                       # the result the engine derives (replay)
     engine.describe(state, money)               # the state in short lines a person reads (replay)
     engine.result(state, money)                 # the result in one sentence ("Banker 8 beats Player 3")
+    described(engine, state, money)             # the two together: what a replay step shows
     engine.draws(state)                         # (spec, draws so far, complete): ledger.rng
 
 The same code validates at ingest and re-derives at replay, so a replay is a proof, not
@@ -88,6 +89,13 @@ def paid_text(outcome: dict[str, Any], money: Money) -> str:
             said.append(f"loses {money(t['lost'])}")
         parts.append(f"{who} " + ", ".join(said or ["breaks even"]))
     return (": " + "; ".join(parts)) if parts else ""
+
+
+def described(engine: Engine, state: Any, money: Money) -> list[str]:
+    """The state as a person reads it (``Engine.describe``), then the result once there is
+    one (``Engine.result``): what a replay step or a table's round in progress shows."""
+    result = engine.result(state, money)
+    return engine.describe(state, money) + ([result] if result else [])
 
 
 def bets_lines(betting_open: bool, items: list[str]) -> list[str]:

@@ -39,12 +39,10 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    paid_text,
     parse_rules,
     register_engine,
     unsettled,
-)
-from ledger.games import (
-    paid_text as _paid,
 )
 from ledger.games.cards import CARD_PATTERN, baccarat_value, show_cards
 from ledger.kinds import (
@@ -279,9 +277,6 @@ class BaccaratEngine(EngineDefaults):
             hands = (f"Player {show_cards(p['cards'])} = {p['points']}   Banker {show_cards(b['cards'])} ="
                      f" {b['points']}")
             lines.append(hands + (f"   next card: {snap['next']}" if snap["next"] else ""))
-        result = self.result(state, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, state: BaccaratState, money: Money) -> str | None:
@@ -290,7 +285,7 @@ class BaccaratEngine(EngineDefaults):
             return None
         p, b = (points(v) for v in state.values)
         head = f"Tie at {p}" if p == b else f"Player {p} beats Banker {b}" if p > b else f"Banker {b} beats Player {p}"
-        return head + _paid(self.outcome(state), money)
+        return head + paid_text(self.outcome(state), money)
 
     def outcome(self, state: BaccaratState) -> dict[str, Any]:
         if not state.complete:

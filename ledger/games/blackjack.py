@@ -49,12 +49,10 @@ from ledger.games import (
     Play,
     RuleViolation,
     close_betting,
+    paid_text,
     parse_rules,
     register_engine,
     wrap,
-)
-from ledger.games import (
-    paid_text as _paid,
 )
 from ledger.games.cards import CARD_PATTERN, show_cards
 from ledger.kinds import (
@@ -507,9 +505,6 @@ class BlackjackEngine(EngineDefaults):
         elif snap["next_card"]:
             lines.append(f"next card: seat {snap['next_card']['seat']} hand {snap['next_card']['hand']}"
                          if snap["next_card"]["seat"] else "next card: the dealer")
-        result = self.result(state, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, state: BlackjackState, money: Money) -> str | None:
@@ -518,7 +513,7 @@ class BlackjackEngine(EngineDefaults):
             return None
         dealer = total(state.dealer)[0]
         head = f"Dealer busts with {dealer}" if dealer > 21 else f"Dealer stands on {dealer}"
-        return head + _paid(self.outcome(state), money)
+        return head + paid_text(self.outcome(state), money)
 
     def outcome(self, state: BlackjackState) -> dict[str, Any]:
         if phase(state) != "done":

@@ -46,12 +46,10 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    paid_text,
     parse_rules,
     register_engine,
     unsettled,
-)
-from ledger.games import (
-    paid_text as _paid,
 )
 from ledger.games.cards import CARD_PATTERN, RANKS, show_card
 from ledger.kinds import ROUND_PRODUCERS, Amount, EmptyPayload, Ident, Strict, register_kind
@@ -214,9 +212,6 @@ class DragonTigerEngine(EngineDefaults):
             tiger = show_card(state.cards[1]) if len(state.cards) > 1 else "-"
             lines.append(f"Dragon {show_card(state.cards[0])}   Tiger {tiger}"
                          + (f"   next card: {snap['next']}" if snap["next"] else ""))
-        result = self.result(state, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, state: DragonTigerState, money: Money) -> str | None:
@@ -227,7 +222,7 @@ class DragonTigerEngine(EngineDefaults):
         winner = state.winner()
         head = f"Tie: Dragon {d}, Tiger {t}" if winner == "tie" else (
             f"Dragon {d} beats Tiger {t}" if winner == "dragon" else f"Tiger {t} beats Dragon {d}")
-        return head + _paid(self.outcome(state), money)
+        return head + paid_text(self.outcome(state), money)
 
     def outcome(self, state: DragonTigerState) -> dict[str, Any]:
         if not state.complete:

@@ -62,13 +62,11 @@ from ledger.games import (
     RoundMoney,
     RuleViolation,
     close_betting,
+    paid_text,
     parse_rules,
     register_engine,
     settlement_money,
     wrap,
-)
-from ledger.games import (
-    paid_text as _paid,
 )
 from ledger.games.cards import CARD_PATTERN, show_cards
 from ledger.kinds import (
@@ -456,18 +454,15 @@ class HighCardFlushEngine(EngineDefaults):
             if x["decision"]:
                 items.append(x["decision"] + (f" {money(x['raise'])}" if x["raise"] else ""))
             lines += wrap(items, indent="  ")
-        result = self.result(state, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, state: HcfState, money: Money) -> str | None:
         """003 section 4: the designated player's hand qualifies with a 3-card 9-high flush or better."""
         if not decisions_done(state) or state.designated is None:
             return None
-        n = flush_rank(state.designated.cards)[0]
-        verdict = "qualifies" if qualifies(flush_rank(state.designated.cards)) else "does not qualify"
-        return f"The designated player's {n}-card flush {verdict}" + _paid(self.outcome(state), money)
+        rank = flush_rank(state.designated.cards)
+        verdict = "qualifies" if qualifies(rank) else "does not qualify"
+        return f"The designated player's {rank[0]}-card flush {verdict}" + paid_text(self.outcome(state), money)
 
     def outcome(self, state: HcfState) -> dict[str, Any]:
         if not decisions_done(state):

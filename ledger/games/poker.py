@@ -1187,9 +1187,6 @@ class PokerEngine(EngineDefaults):
             cards = f" [{show_cards(s['cards'])}]" if s["cards"] else ""
             items.append(f"s{s['seat']} {s['player']} {stack}{bet}{cards}{state}")
         lines = ["  ".join(head)] + wrap(items, indent="  ")
-        result = self.result(st, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, st: PokerState, money: Money) -> str | None:

@@ -47,12 +47,10 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    paid_text,
     parse_rules,
     register_engine,
     unsettled,
-)
-from ledger.games import (
-    paid_text as _paid,
 )
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -310,9 +308,6 @@ class RouletteEngine(EngineDefaults):
             covers = f" {'-'.join(b['covers'])}" if b["covers"] and len(b["covers"]) <= 6 else ""
             items.append(f"{b['player']} {b['type'].replace('_', ' ')}{covers} {money(b['amount'])}")
         lines = bets_lines(snap["betting_open"], items)
-        result = self.result(state, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, state: RouletteState, money: Money) -> str | None:
@@ -321,7 +316,7 @@ class RouletteEngine(EngineDefaults):
             return None
         pocket = state.pocket
         colour = "green" if pocket in ("0", "00") else "red" if int(pocket) in RED else "black"
-        return f"The ball landed on {pocket} ({colour})" + _paid(self.outcome(state), money)
+        return f"The ball landed on {pocket} ({colour})" + paid_text(self.outcome(state), money)
 
     def outcome(self, state: RouletteState) -> dict[str, Any]:
         if state.pocket is None:

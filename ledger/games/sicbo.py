@@ -40,12 +40,10 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    paid_text,
     parse_rules,
     register_engine,
     unsettled,
-)
-from ledger.games import (
-    paid_text as _paid,
 )
 from ledger.kinds import (
     ROUND_PRODUCERS,
@@ -243,9 +241,6 @@ class SicBoEngine(EngineDefaults):
             target = f" {'-'.join(str(t) for t in b['target'])}" if b["target"] else ""
             items.append(f"{b['player']} {b['type'].replace('_', ' ')}{target} {money(b['amount'])}")
         lines = bets_lines(snap["betting_open"], items)
-        result = self.result(state, money)
-        if result:
-            lines.append(result)
         return lines
 
     def result(self, state: SicBoState, money: Money) -> str | None:
@@ -254,7 +249,7 @@ class SicBoEngine(EngineDefaults):
             return None
         dice = list(state.dice)
         return (f"The dice show {'-'.join(str(d) for d in dice)}, total {sum(dice)}"
-                + (" (a triple)" if len(set(dice)) == 1 else "") + _paid(self.outcome(state), money))
+                + (" (a triple)" if len(set(dice)) == 1 else "") + paid_text(self.outcome(state), money))
 
     def outcome(self, state: SicBoState) -> dict[str, Any]:
         if state.dice is None:
