@@ -57,7 +57,7 @@ from ledger.log.proofs import inclusion_proof_text, verify_inclusion_proof
 from ledger.refs import parse_ref
 from ledger.store import Store
 from ledger.trust import TrustRoots
-from projections.money import show
+from projections.money import show, table_currency
 from projections.report import report_html, report_markdown, report_model
 
 FORMAT = "pitboss.evidence.v2"
@@ -133,9 +133,7 @@ def replay_outcome(events: list[SignedEvent], stream: str) -> dict[str, Any]:
     rulings = [{"seq": ev.seq, "signer": ev.actor, "at": ev.at, **ev.payload} for ev in mine if ev.kind == "ruling.v1"]
     result = None
     if rs is not None and rs.engine is not None and mine and mine[0].kind == "round.open.v1":
-        table = mine[0].payload["table"]
-        opens = [ev.payload["currency"] for ev in events if ev.stream == f"table:{table}" and ev.kind == "table.open.v1"]
-        currency = opens[-1] if opens else "?"
+        currency = table_currency(events, mine[0].payload["table"])
         result = rs.engine.result(rs.st, lambda amount: show(amount, currency))
     return {"round": stream, "game": rs.game if rs else None, "status": status, "derived": derived,
             "recorded": recorded, "rng": derived_draws(rs) if rs is not None else None, "differences": problems,

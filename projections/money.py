@@ -9,6 +9,7 @@ round of a game with no engine (the ledger records it but cannot price it).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ledger.events import EventError
@@ -56,6 +57,17 @@ MINOR_DIGITS = {
     **dict.fromkeys(("KWD", "BHD", "OMR", "JOD", "TND"), 3),
 }
 SYMBOLS = {"TDOLLAR": "T$", "EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "CHF": "CHF ", "INR": "₹", "KRW": "₩", "ILS": "₪"}
+
+
+def table_currency(events: Iterable[Any], table: str, at: str | None = None) -> str:
+    """The currency ``table`` opened in, from events that include its ``table.open``
+    events: its last opening (at or before ``at``, an instant, when given), or "?"."""
+    from ledger.timeutil import parse_utc
+
+    when = parse_utc(at) if at is not None else None
+    opened = [ev.payload["currency"] for ev in events if ev.stream == f"table:{table}" and ev.kind == "table.open.v1"
+              and (when is None or parse_utc(ev.at) <= when)]
+    return opened[-1] if opened else "?"
 
 
 def show(amount: int, currency: str) -> str:

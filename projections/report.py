@@ -22,17 +22,12 @@ from typing import Any
 from ledger.events import SignedEvent
 from ledger.games.cards import show_card
 from ledger.kinds import KEYRING_STREAM
-from projections.money import show
+from projections.money import show, table_currency
 from projections.replay import event_summary
 
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 """Nothing loads from anywhere: the page is its own evidence (no network request is even possible)."""
 SUIT_COLOUR = {"h": "red", "d": "red", "c": "black", "s": "black"}
-
-
-def _currency(events: list[SignedEvent], table: str) -> str:
-    opens = [ev.payload["currency"] for ev in events if ev.stream == f"table:{table}" and ev.kind == "table.open.v1"]
-    return opens[-1] if opens else "?"
 
 
 def report_model(stream: str, events: list[SignedEvent], outcome: dict[str, Any], size: int,
@@ -41,7 +36,7 @@ def report_model(stream: str, events: list[SignedEvent], outcome: dict[str, Any]
     mine = [ev for ev in events if ev.stream == stream]
     opening = mine[0]
     table = opening.payload["table"]
-    currency = _currency(events, table)
+    currency = table_currency(events, table)
 
     def money(amount: int) -> str:
         return show(amount, currency)
