@@ -94,10 +94,10 @@ class Context:
     def open(self, create: bool = False) -> Store:
         return Store.open(self.db, create=create)
 
-    def progress(self, as_json: bool, unit: str = "events") -> Progress:
+    def progress(self, as_json: bool, unit: str = "events", quiet: bool = False) -> Progress:
         """Progress for a person watching: shown only when stderr is a terminal, never
-        under --json or -q (cron mails whatever a job prints)."""
-        return Progress(not self.quiet and not as_json and sys.stderr.isatty(), unit)
+        under --json or -q (``quiet``: a command's own -q; cron mails whatever a job prints)."""
+        return Progress(not (self.quiet or quiet) and not as_json and sys.stderr.isatty(), unit)
 
 
 class Progress:
@@ -266,6 +266,13 @@ def _output_file(as_json: bool, path: str, what: str = "-o") -> Path | None:
     return out
 
 
+def _need_parent(as_json: bool, path: Path, parents: bool, what: str) -> None:
+    """Exit 2 when ``path``'s directory does not exist and --parents was not given:
+    nothing is created that was not asked for."""
+    if not path.parent.is_dir() and not parents:
+        _fail(as_json, f"{what} {path}: no directory {path.parent} (--parents to create it)", EXIT_USAGE)
+
+
 def _output_dir(as_json: bool, path: str, parents: bool, what: str = "-o") -> Path:
     """A directory a command fills: new or empty (a bundle is never mixed into other files);
     its parent must exist unless --parents."""
@@ -275,8 +282,8 @@ def _output_dir(as_json: bool, path: str, parents: bool, what: str = "-o") -> Pa
             _fail(as_json, f"{what} {path} is a file, not a directory", EXIT_USAGE)
         if any(out.iterdir()):
             _fail(as_json, f"{what} {path} is not empty: give a new or empty directory", EXIT_USAGE)
-    elif not out.parent.is_dir() and not parents:
-        _fail(as_json, f"{what} {path}: no directory {out.parent} (--parents to create it)", EXIT_USAGE)
+    else:
+        _need_parent(as_json, out, parents, what)
     return out
 
 
@@ -396,8 +403,8 @@ def init(c: Context, origin: str | None, append_only: bool, service_role: str | 
         _fail(as_json, f"--origin: {exc}", EXIT_USAGE)
     for what, where in (("--db", c.db.path if c.db.backend == "sqlite" else None),
                         ("--trust-config", Path(trust_config) if trust_config else None)):
-        if where is not None and not where.parent.is_dir() and not parents:
-            _fail(as_json, f"{what} {where}: no directory {where.parent} (--parents to create it)", EXIT_USAGE)
+        if where is not None:
+            _need_parent(as_json, where, parents, what)
     out: dict[str, Any] = {"ok": True, "db": c.db.redacted()}
     text = []
     if (append_only or service_role) and c.db.backend != "postgres":
@@ -655,7 +662,7 @@ def verify(c: Context, as_json: bool, roots: TrustRoots, since_file: str | None,
     from ledger.verify import verify_ledger
 
     since = _read_text_arg(as_json, since_file, "--since") if since_file else None
-    with _Guard(as_json), c.open() as store, Progress(c.progress(as_json).shown and not quiet) as bar:
+    with _Guard(as_json), c.open() as store, c.progress(as_json, quiet=quiet) as bar:
         bar.stage("verifying")
         report = verify_ledger(store, roots=roots, public_dir=c.public.path, since=since, workers=workers, deep=deep,
                                progress=bar.count)
@@ -793,9 +800,7 @@ def witness_init(directory: str, name: str, parents: bool, as_json: bool) -> Non
     """Create a witness (its key, mode 0600) in DIRECTORY and print its verifier key."""
     from ledger.log.witness import Witness
 
-    target = Path(directory)
-    if not target.parent.is_dir() and not parents:
-        _fail(as_json, f"{directory}: no directory {target.parent} (--parents to create it)", EXIT_USAGE)
+    _need_parent(as_json, Path(directory), parents, "DIRECTORY")
     with _Guard(as_json):
         w = Witness.create(Path(directory), name)
     _emit(as_json, {"ok": True, "name": w.name, "vkey": w.vkey},
@@ -1433,10 +1438,7 @@ def balances(c: Context, player: str | None, as_json: bool) -> None:
         if not report["accounts"]:
             _fail(as_json, f"no account {player!r} in the ledger", EXIT_USAGE)
         report = {"accounts": report["accounts"]}
-    from projections.money import show
-
-    def m(amount: int, currency: str) -> str:
-        return show(amount, currency)
+    from projections.money import show as m
 
     text = [f"{_cut(x['player'], 24):<24} balance {m(x['balance'], x['currency']):>14}  (cage"
             f" {m(x['at_cage'], x['currency'])}, chips {m(x['chips_in_play'], x['currency'])})\n"
@@ -1516,7 +1518,7 @@ def demo(c: Context, seed: int, hands: int, output: str | None, as_json: bool, r
         say(f"writing the evidence bundle of the disputed round {disputed}")
         bundle = _output_dir(as_json, str(out / f"evidence-{disputed.split(':', 1)[1]}"), parents=True)
         write_bundle(store, c.keys, c.public, disputed, bundle,
-                     dispute=summary.get("dispute") or "the player says the coup was settled wrongly",
+                     dispute="the player says the coup was settled wrongly",
                      witnesses=tuple(w.text() for w in roots.witnesses), quorum=roots.quorum)
         summary["evidence"] = str(bundle)
         say("bringing the views up to date")
@@ -1598,13 +1600,6 @@ def sample(c: Context, output: str, rounds: int, as_json: bool) -> None:
     _emit(as_json, {"ok": True, "file": output, "events": n}, f"wrote {n} signed events to {output}")
 
 
-def _every_command(group: click.Group) -> Any:
-    for cmd in group.commands.values():
-        yield cmd
-        if isinstance(cmd, click.Group):
-            yield from _every_command(cmd)
-
-
 SUMMARIES = {
     "aml": "Anti-money-laundering flags, from the ledger.",
     "aml flags": "Scan the ledger and list every AML flag.",
@@ -1640,6 +1635,7 @@ sentence where that fits; tests/cli check every summary fits 80 columns)."""
 
 
 def _by_path(group: click.Group, prefix: str = "") -> Any:
+    """(path, command) of every command under ``group``, groups included."""
     for name, cmd in group.commands.items():
         yield prefix + name, cmd
         if isinstance(cmd, click.Group):
@@ -1649,10 +1645,7 @@ def _by_path(group: click.Group, prefix: str = "") -> Any:
 for _path, _cmd in _by_path(main):
     if _path in SUMMARIES:
         _cmd.short_help = SUMMARIES[_path]
-
-
-for _cmd in _every_command(main):  # the one exit-code table, in every command's --help
-    _cmd.epilog = _cmd.epilog or _EPILOG + "\n\n" + _ENV_EPILOG
+    _cmd.epilog = _cmd.epilog or _EPILOG + "\n\n" + _ENV_EPILOG  # the one exit-code table, in every --help
 
 
 def run() -> None:
