@@ -17,13 +17,14 @@ that pokerkit loads, with the names and metadata its provenance recorded.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ledger.clock import Clock
 from ledger.games import RuleViolation
@@ -116,23 +117,34 @@ def hand_files(paths: Iterable[str], fmt: str = "phh") -> list[Path]:
     return out
 
 
-def _phh_hands(raw: bytes, p: Path) -> list[tuple[str | None, dict[str, Any], dict[str, Any], str | None]]:
-    """[(section, hand as written, PHH hand, why it is refused)] of a PHH file."""
-    return [(section, hand, hand, None) for section, hand in load_hands(raw.decode("utf-8"), p.suffix == ".phhs")]
+class _Read(NamedTuple):
+    """One hand of a file: where it is, as written, as a PHH hand, why it is refused
+    before any rule (or None), and the format's own check of the engine's result."""
+
+    section: str | None
+    written: dict[str, Any]
+    hand: dict[str, Any]
+    refused: str | None = None
+    check: Callable[[Any, dict[str, Any]], str | None] | None = None
 
 
-def _ohh_hands(raw: bytes, p: Path) -> list[tuple[str | None, dict[str, Any], dict[str, Any], str | None]]:
-    """The same for an OHH file: each hand converted to PHH (``ledger.importers.ohh``);
-    the player ids in seat order ride along for the pots check."""
+def _phh_hands(raw: bytes, p: Path) -> list[_Read]:
+    return [_Read(section, hand, hand) for section, hand in load_hands(raw.decode("utf-8"), p.suffix == ".phhs")]
+
+
+def _ohh_hands(raw: bytes, p: Path) -> list[_Read]:
+    """An OHH file's hands converted to PHH (``ledger.importers.ohh``), each checked
+    against the pots the file records."""
     from ledger.importers.ohh import load_ohh, ohh_to_phh
 
-    out: list[tuple[str | None, dict[str, Any], dict[str, Any], str | None]] = []
+    out: list[_Read] = []
     for section, o in load_ohh(raw.decode("utf-8")):
         try:
             hand, order = ohh_to_phh(o)
-            out.append((section, o, {**hand, "_order": order}, None))
         except PhhError as exc:
-            out.append((section, o, {}, str(exc)))
+            out.append(_Read(section, o, {}, str(exc)))
+            continue
+        out.append(_Read(section, o, hand, check=functools.partial(_ohh_check, o, hand, order)))
     return out
 
 
@@ -177,18 +189,16 @@ def import_paths(store: Store, keys: KeyDirectory, paths: Iterable[str],
             results.append({"source": path, "error": f"cannot read: {exc}"})
             continue
         digest = hashlib.sha256(raw).hexdigest()
-        for section, written, converted, refused in hands:
+        for section, written, hand, refused, check in hands:
             source = f"{path}#{section}" if section is not None else path
             if refused is not None:
                 results.append({"source": source, "error": refused})
                 continue
             rid = round_id_for(written, fmt)
-            order = converted.pop("_order", None)
-            hand = converted
             try:
                 # another room's showdown, taken as the history records it (PokerRules.showdown)
                 rules, events, st = hand_events({"showdown": "as_recorded", **hand})
-                problem = _ohh_check(written, hand, order, st, rules) if fmt == "ohh" else None
+                problem = check(st, rules) if check is not None else None
                 if problem:
                     raise PhhError(problem)
             except PhhError as exc:
