@@ -43,10 +43,18 @@ from projections.aml import scan_store  # noqa: E402
 from projections.reconcile import reconcile_day  # noqa: E402
 from projections.runner import ViewStore, rebuild  # noqa: E402
 
+_SAID: list[str] = []
 
-def say(msg: str) -> None:
-    """Progress on stderr (a 100,000-round day runs for an hour or more); stdout is the JSON."""
-    print(f"[{time.strftime('%H:%M:%S', time.gmtime())} UTC] {msg}", file=sys.stderr, flush=True)
+
+def say(msg: str, done: int | None = None, total: int | None = None) -> None:
+    """Progress on stderr (a 100,000-round day runs for an hour or more); stdout is the JSON.
+    Takes ``run_demo``'s progress calls (message, done, total): each message once, with the
+    count it was first reported at."""
+    if _SAID and _SAID[-1] == msg:
+        return
+    _SAID.append(msg)
+    count = f" ({done:,})" if done is not None else ""
+    print(f"[{time.strftime('%H:%M:%S', time.gmtime())} UTC] {msg}{count}", file=sys.stderr, flush=True)
 
 
 def measure(url: str, tmp: Path, rounds: int) -> dict[str, Any]:

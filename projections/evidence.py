@@ -41,21 +41,22 @@ import json
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ledger.chain import link
-from ledger.events import EventError, SignedEvent, parse_event, parse_json_line
+from ledger.events import EventError, SignedEvent, event_from_stored, parse_event, parse_json_line
 from ledger.house import HouseError, PublicDir
 from ledger.judges.round import derived_draws, walk
 from ledger.keyring import KeyRing, load_keyring
 from ledger.keys import KeyDirectory
 from ledger.kinds import KEYRING_STREAM
-from ledger.log.checkpoints import LeafIndex, create_checkpoint, stored_checkpoints
-from ledger.log.merkle import ProofError
+from ledger.log.checkpoints import LeafIndex, SparseIndex, StoredCheckpoint, create_checkpoint, stored_checkpoints
+from ledger.log.merkle import MerkleTree, ProofError, leaf_hash, verify_inclusion
 from ledger.log.note import NoteError, VerifierKey, note_parts, open_checkpoint, verifier_key
 from ledger.log.proofs import inclusion_proof_text, verify_inclusion_proof
+from ledger.log.tiles import write_tiles
 from ledger.refs import parse_ref
-from ledger.store import Store
+from ledger.store import Row, Store
 from ledger.trust import TrustRoots
 from projections.money import show, table_currency
 from projections.report import report_html, report_markdown, report_model
@@ -70,49 +71,68 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def round_evidence_events(store: Store, leaves: LeafIndex, stream: str, ring_until: int) -> list[SignedEvent]:
+Located = tuple[int, SignedEvent]
+"""An event with its leaf index in the log."""
+
+
+class LogIndex(Protocol):
+    """Where events sit in the log and the tree over them: ``LeafIndex`` (one pass over
+    the log) or ``SparseIndex`` (the published tiles, a few rows)."""
+
+    @property
+    def size(self) -> int: ...
+    def position(self, row: Row) -> int: ...
+    def keyring_head(self, size: int) -> tuple[int, str] | None: ...
+    def tree(self, size: int | None = None) -> MerkleTree: ...
+
+
+def _located(leaves: LogIndex, rows: list[Row]) -> list[Located]:
+    return [(leaves.position(r), event_from_stored(r.state)) for r in rows]
+
+
+def round_evidence_events(store: Store, leaves: LogIndex, stream: str, ring_until: int) -> list[Located]:
     """The round's events and what it depended on, in ledger (leaf) order, with the whole
-    key ring among the first ``ring_until`` leaves (the bundle's checkpoint)."""
-    round_events = store.stream_events(stream)
-    if not round_events or round_events[0].kind != "round.open.v1":
+    key ring among the first ``ring_until`` leaves (the bundle's checkpoint); each with its
+    leaf index. Reads the streams concerned, never the whole log."""
+    round_events = _located(leaves, store.stream_rows(stream))
+    if not round_events or round_events[0][1].kind != "round.open.v1":
         raise HouseError(f"no round {stream} in the ledger")
-    opening, last = round_events[0], round_events[-1]
-    last_index = leaves.positions[(last.stream, last.seq)]
-    open_index = leaves.positions[(opening.stream, opening.seq)]
-    picked: list[SignedEvent] = [ev for ev in store.stream_events(KEYRING_STREAM)
-                                 if leaves.positions[(ev.stream, ev.seq)] < ring_until]
-    table = [ev for ev in store.stream_events(f"table:{opening.payload['table']}")
-             if leaves.positions[(ev.stream, ev.seq)] < open_index]
-    opens = [i for i, ev in enumerate(table) if ev.kind == "table.open.v1"]
+    (open_index, opening), (last_index, _) = round_events[0], round_events[-1]
+    picked = [(i, ev) for i, ev in _located(leaves, store.stream_rows(KEYRING_STREAM)) if i < ring_until]
+    table = [(i, ev) for i, ev in _located(leaves, store.stream_rows(f"table:{opening.payload['table']}"))
+             if i < open_index]
+    opens = [n for n, (_, ev) in enumerate(table) if ev.kind == "table.open.v1"]
     picked += table[opens[-1]:] if opens else table
     source = opening.payload.get("source")
     if source and source != "rng":
-        picked += equipment_history(store.stream_events(source), leaves, open_index, last_index)
+        picked += equipment_history(_located(leaves, store.stream_rows(source)), open_index, last_index)
     picked += round_events
-    for ev in round_events:  # what a ruling acts on outside the round (the server crash it follows)
+    seen = {i for i, _ in picked}
+    for _, ev in round_events:  # what a ruling acts on outside the round (the server crash it follows)
         for ref in ev.payload.get("acts_on", []) if ev.kind == "ruling.v1" else []:
             cited_stream, seq = parse_ref(ref)
-            cited = store.event_at(cited_stream, int(seq))
-            if cited is not None and cited.stream != stream and cited not in picked:
-                picked.append(cited)
-    return sorted(picked, key=lambda ev: leaves.positions[(ev.stream, ev.seq)])
+            for i, cited in _located(leaves, store.row_at(cited_stream, int(seq))):
+                if cited.stream != stream and i not in seen:
+                    picked.append((i, cited))
+                    seen.add(i)
+    return sorted(picked, key=lambda located: located[0])
 
 
 INSPECTIONS = ("shoe.inspect.v1", "wheel.inspect.v1", "dice.inspect.v1")
 
 
-def equipment_history(events: list[SignedEvent], leaves: LeafIndex, open_index: int, last_index: int) -> list[SignedEvent]:
+def equipment_history(events: list[Located], open_index: int, last_index: int) -> list[Located]:
     """What the round depends on of its equipment: the stream from its last inspection
     before the round opened (the run of inspections that passed it: dealer and floor, 000 II
     3.1.1-3.2.1), through the shuffle, cut and load, to the round's last event (a cut card
     that came out during it). Not the equipment's whole life: the equipment's rules restart
     at an inspection (``ledger.judges.equipment``), so nothing before it bears on the round."""
-    before = [ev for ev in events if leaves.positions[(ev.stream, ev.seq)] < last_index]
+    before = [(i, ev) for i, ev in events if i < last_index]
     start = 0
-    for i in range(len(before) - 1, -1, -1):
-        if leaves.positions[(before[i].stream, before[i].seq)] < open_index and before[i].kind in INSPECTIONS:
-            start = i
-            while start > 0 and before[start - 1].kind in INSPECTIONS:
+    for n in range(len(before) - 1, -1, -1):
+        if before[n][0] < open_index and before[n][1].kind in INSPECTIONS:
+            start = n
+            while start > 0 and before[start - 1][1].kind in INSPECTIONS:
                 start -= 1
             break
     return before[start:]
@@ -146,22 +166,23 @@ def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: 
                  dispute: str | None = None, witnesses: tuple[str, ...] = (), quorum: int = 0) -> dict[str, Any]:
     """Write the bundle (module doc). ``dispute`` is what the player disputes, as support
     recorded it (the reports show it); ``witnesses`` the witness verifier keys (and
-    ``quorum``) the page checks the checkpoint's cosignatures against, printed on it."""
+    ``quorum``) the page checks the checkpoint's cosignatures against, printed on it.
+
+    The proofs come from the log's published tiles (``SparseIndex``: the round's streams,
+    the notification ids and a few hundred hashes, not the whole log) when the tree they
+    give has the signed checkpoint's root and every proof checks against it; otherwise
+    from one pass over the log (``LeafIndex``), which must match the checkpoint or
+    nothing is written."""
     stream = round_id if round_id.startswith("round:") else f"round:{round_id}"
-    leaves = LeafIndex.read(store)
-    first = round_evidence_events(store, leaves, stream, len(leaves.hashes))
-    needed = max(leaves.positions[(ev.stream, ev.seq)] for ev in first) + 1
-    ring_head = leaves.keyring_head(len(leaves.hashes))
-    # the checkpoint must cover the round and state the key ring as it is now (every revocation)
-    cps = [sc for sc in stored_checkpoints(store) if sc.checkpoint.size >= needed
-           and ring_head is not None and sc.checkpoint.keyring_head() == ring_head]
-    if not cps:
-        create_checkpoint(store, keys, public)
-        leaves = LeafIndex.read(store)
-        cps = [sc for sc in stored_checkpoints(store) if sc.checkpoint.size >= needed]
-    sc = cps[-1]
-    published = public.checkpoint_file(sc.checkpoint.size)
+    for fast in (True, False):
+        made = _proven_events(store, keys, public, stream, SparseIndex(store, public.path) if fast else None)
+        if made is not None:
+            break
+    assert made is not None  # the full pass raises rather than return None
+    sc, located, proofs = made
+    events = [ev for _, ev in located]
     note = sc.note
+    published = public.checkpoint_file(sc.checkpoint.size)
     if published.is_file():  # the published copy carries any witness cosignatures
         try:
             text = published.read_text(encoding="utf-8")
@@ -169,18 +190,12 @@ def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: 
                 note = text
         except (OSError, UnicodeDecodeError, NoteError):
             pass
-    events = round_evidence_events(store, leaves, stream, sc.checkpoint.size)
-    tree = leaves.tree()
-    if tree.root(sc.checkpoint.size) != sc.checkpoint.root:
-        raise HouseError(f"the stored leaves no longer match checkpoint size {sc.checkpoint.size}: run 'pitboss verify'")
     out.mkdir(parents=True, exist_ok=True)
     (out / "proofs").mkdir(exist_ok=True)
     files: dict[str, bytes] = {}
     files["events.jsonl"] = "".join(ev.to_json_line() + "\n" for ev in events).encode()
-    for n, ev in enumerate(events, start=1):
-        index = leaves.positions[(ev.stream, ev.seq)]
-        proof = inclusion_proof_text(ev.to_dict(), index, tree.inclusion_proof(index, sc.checkpoint.size), sc.note)
-        files[PROOF_FILES[FORMAT].format(n=n)] = proof.encode()
+    for n, ((index, ev), proof) in enumerate(zip(located, proofs), start=1):
+        files[PROOF_FILES[FORMAT].format(n=n)] = inclusion_proof_text(ev.to_dict(), index, proof, sc.note).encode()
     files["checkpoint.note"] = note.encode()
     log_key = next((e for e in load_keyring(store).keys.values() if e.role == "ledger" and e.actor == sc.checkpoint.origin
                     and _opens(sc.note, e.actor, e.public_key)), None)
@@ -204,6 +219,45 @@ def write_bundle(store: Store, keys: KeyDirectory, public: PublicDir, round_id: 
         manifest["dispute"] = dispute
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def _proven_events(store: Store, keys: KeyDirectory, public: PublicDir, stream: str,
+                   sparse: SparseIndex | None) -> tuple[StoredCheckpoint, list[Located], list[list[bytes]]] | None:
+    """The checkpoint, the bundle's events with their leaf indexes, and each one's inclusion
+    proof, every proof checked against the checkpoint's root. With ``sparse`` (the tiles),
+    None when its tree does not give that root or a proof fails; with the full pass, a
+    HouseError then (the stored leaves no longer match a signed checkpoint)."""
+    leaves: LogIndex = sparse if sparse is not None else LeafIndex.read(store)
+    first = round_evidence_events(store, leaves, stream, leaves.size)
+    needed = max(i for i, _ in first) + 1
+    ring_head = leaves.keyring_head(leaves.size)
+    # the checkpoint must cover the round and state the key ring as it is now (every revocation)
+    cps = [sc for sc in stored_checkpoints(store) if sc.checkpoint.size >= needed
+           and ring_head is not None and sc.checkpoint.keyring_head() == ring_head]
+    if not cps:
+        create_checkpoint(store, keys, public)
+        leaves = SparseIndex(store, public.path) if sparse is not None else LeafIndex.read(store)
+        cps = [sc for sc in stored_checkpoints(store) if sc.checkpoint.size >= needed]
+    sc = cps[-1]
+    size, root = sc.checkpoint.size, sc.checkpoint.root
+    located = round_evidence_events(store, leaves, stream, size)
+    tree = leaves.tree(size)
+    if tree.root(size) != root:
+        if sparse is not None:
+            return None
+        raise HouseError(f"the stored leaves no longer match checkpoint size {size}: run 'pitboss verify'")
+    proofs = [tree.inclusion_proof(i, size) for i, _ in located]
+    for (i, ev), proof in zip(located, proofs):
+        try:
+            verify_inclusion(leaf_hash(bytes.fromhex(ev.hash)), i, size, proof, root)
+        except ProofError:
+            if sparse is not None:
+                return None
+            raise HouseError(f"{ev.stream} seq {ev.seq} is not the event checkpoint size {size} holds at leaf {i}:"
+                             " run 'pitboss verify'") from None
+    if sparse is None:  # the leaves gave the signed root: mend any missing or altered tile with them
+        write_tiles(public.path, tree.leaves[:size])
+    return sc, located, proofs
 
 
 def _opens(note: str, name: str, public_key: bytes) -> bool:

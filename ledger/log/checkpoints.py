@@ -11,7 +11,9 @@ database cannot reach it.
 from __future__ import annotations
 
 import base64
+from bisect import bisect_left
 from dataclasses import dataclass
+from pathlib import Path
 
 from ledger.events import SignedEvent, decode_stored
 from ledger.house import HouseError, PublicDir, active_signer
@@ -22,13 +24,14 @@ from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.log.merkle import MerkleTree, leaf_hash
 from ledger.log.note import Checkpoint, NoteError, keyring_line, note_parts, sign_note, verifier_key
 from ledger.log.proofs import consistency_proof_text, inclusion_proof_text
+from ledger.log.tiles import TiledTree, TileReader, write_tiles
 from ledger.producer import BatchBuilder
-from ledger.store import Store
+from ledger.store import Row, Store
 
 
 @dataclass(frozen=True)
 class LeafIndex:
-    """Every leaf of the tree with where its event is stored."""
+    """Every leaf of the tree with where its event is stored (one pass over the log)."""
 
     hashes: list[bytes]
     positions: dict[tuple[str, int], int]
@@ -51,13 +54,77 @@ class LeafIndex:
             ids.append(row.notification_id)
         return cls(hashes, positions, ids, keyring)
 
+    @property
+    def size(self) -> int:
+        return len(self.hashes)
+
+    def position(self, row: Row) -> int:
+        return self.positions[(row.stream, row.seq)]
+
     def keyring_head(self, size: int) -> tuple[int, str] | None:
         """The key ring's last (seq, hash) among the first ``size`` leaves."""
         before = [(seq, h) for index, seq, h in self.keyring if index < size]
         return before[-1] if before else None
 
-    def tree(self) -> MerkleTree:
+    def tree(self, size: int | None = None) -> MerkleTree:
         return MerkleTree(leaf_hash(h) for h in self.hashes)
+
+
+class SparseIndex:
+    """Where the events one asks about sit in the log, without reading the log: a leaf's
+    index is its row's rank in notification order (``docs/spec.md``, the log's order), found
+    by bisecting the ordered notification ids; the tree comes from the published tiles
+    (``ledger.log.tiles``) plus the rows after the last full tile. What ``pitboss evidence``
+    reads for one round; its caller checks the tree's root against a signed checkpoint and
+    falls back to ``LeafIndex`` when it differs."""
+
+    def __init__(self, store: Store, tile_root: Path):
+        self.store = store
+        self.tile_root = tile_root
+        self._keyring: list[tuple[int, int, str]] | None = None
+        # Dense ids (no gaps: SQLite's rowid, PostgreSQL's sequence without a rolled-back
+        # insert) make a row's leaf index its id minus the lowest; otherwise every id is read.
+        count, bounds = store.count(), store.id_bounds()
+        self._ids: list[int] | None = None
+        self._low = bounds[0] if bounds else 0
+        self._size = count
+        if bounds is not None and bounds[1] - bounds[0] + 1 != count:
+            self._ids = store.notification_ids()
+            self._size = len(self._ids)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def notification_id(self, index: int) -> int:
+        return self._ids[index] if self._ids is not None else self._low + index
+
+    def position(self, row: Row) -> int:
+        if self._ids is None:
+            i = row.notification_id - self._low
+            if 0 <= i < self._size:
+                return i
+        else:
+            i = bisect_left(self._ids, row.notification_id)
+            if i < self._size and self._ids[i] == row.notification_id:
+                return i
+        raise HouseError(f"{row.stream} seq {row.seq} was stored after this index was read")
+
+    def keyring_head(self, size: int) -> tuple[int, str] | None:
+        if self._keyring is None:
+            self._keyring = [(self.position(r), r.seq, decode_stored(r.state)["hash"])
+                             for r in self.store.stream_rows(KEYRING_STREAM)]
+        before = [(seq, h) for index, seq, h in self._keyring if index < size]
+        return before[-1] if before else None
+
+    def tree(self, size: int | None = None) -> TiledTree:
+        size = self.size if size is None else size
+
+        def tail(lo: int, hi: int) -> list[bytes]:
+            return [leaf_hash(bytes.fromhex(decode_stored(r.state)["hash"]))
+                    for r in self.store.row_range(self.notification_id(lo), self.notification_id(hi - 1))]
+
+        return TiledTree(TileReader(self.tile_root), size, tail)
 
 
 @dataclass(frozen=True)
@@ -100,6 +167,7 @@ def create_checkpoint(store: Store, keys: KeyDirectory, public: PublicDir,
     if report.status != "stored":
         raise HouseError(f"checkpoint not stored: {report.message} {[str(r) for r in report.rejections]}")
     public.path.mkdir(parents=True, exist_ok=True)
+    write_tiles(public.path, tree.leaves[:size])  # the signed tree's hashes, for proofs without a pass over the log
     public.checkpoint_file(cp.size).write_text(note)
     public.vkey_file.write_text(verifier_key(log.actor, log.public_key) + "\n")
     if witnesses:

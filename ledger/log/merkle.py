@@ -100,20 +100,24 @@ class MerkleTree:
     def __len__(self) -> int:
         return len(self.leaves)
 
+    def _leaf_range(self, lo: int, hi: int) -> Sequence[bytes]:
+        """The leaf hashes lo..hi-1 (a tiled tree reads them from its tiles)."""
+        return self.leaves[lo:hi]
+
     def root(self, size: int | None = None) -> bytes:
-        size = len(self.leaves) if size is None else size
+        size = len(self) if size is None else size
         self._check_size(size)
         return self._subroot(0, size) if size else root_from_leaf_hashes([])
 
     def _check_size(self, size: int) -> None:
-        if not 0 <= size <= len(self.leaves):
-            raise ValueError(f"tree size {size} is outside 0..{len(self.leaves)}")
+        if not 0 <= size <= len(self):
+            raise ValueError(f"tree size {size} is outside 0..{len(self)}")
 
     def _subroot(self, lo: int, hi: int) -> bytes:
         """MTH(D[lo:hi]) (RFC 9162 2.1.1), split as the RFC splits, memoised (``MEMO_MIN``)."""
         n = hi - lo
         if n < self.MEMO_MIN:
-            return root_from_leaf_hashes(self.leaves[lo:hi])
+            return root_from_leaf_hashes(self._leaf_range(lo, hi))
         got = self._memo.get((lo, hi))
         if got is None:
             k = _split(n)
@@ -121,7 +125,7 @@ class MerkleTree:
         return got
 
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
-        size = len(self.leaves) if size is None else size
+        size = len(self) if size is None else size
         self._check_size(size)
         if not 0 <= index < size:
             raise ValueError(f"leaf index {index} is not in a tree of size {size}")
@@ -137,7 +141,7 @@ class MerkleTree:
         return self._path(m - k, lo + k, hi) + [self._subroot(lo, lo + k)]
 
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
-        new_size = len(self.leaves) if new_size is None else new_size
+        new_size = len(self) if new_size is None else new_size
         self._check_size(new_size)
         if not 0 <= old_size <= new_size:
             raise ValueError(f"old size {old_size} is outside 0..{new_size}")

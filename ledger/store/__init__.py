@@ -273,6 +273,17 @@ class Store:
         """One stream's rows with their notification ids, in notification order."""
         return self._rows_where("originator_id = ?", (stream,))
 
+    def id_bounds(self) -> tuple[int, int] | None:
+        """The lowest and highest notification ids stored (two index lookups), or None."""
+        id_col = "rowid" if self.url.backend == "sqlite" else "notification_id"
+        low = self.sql_scalar(f"SELECT min({id_col}) FROM {self.events_table}")
+        high = self.sql_scalar(f"SELECT max({id_col}) FROM {self.events_table}")
+        return None if low is None or high is None else (int(low), int(high))
+
+    def row_at(self, stream: str, seq: int) -> list[Row]:
+        """The row of one event (none when it is not stored), with its notification id."""
+        return self._rows_where("originator_id = ? AND originator_version = ?", (stream, seq))
+
     def notification_ids(self) -> list[int]:
         """Every stored row's notification id, in order: all rows, not an id range, so a row
         written around the ledger at id 0 or -1 is read too (issue 14 point 3)."""
