@@ -133,16 +133,19 @@ class KeyRing:
             raise EventError("ledger", f"signed for the ledger {ledger!r}, not this one ({self.origin!r}): an event"
                                        " is bound to the one ledger its signer named")
 
-    def authorize_fields(self, key_id: str, actor: str, kind: str, at: str) -> KeyEntry:
+    def authorize_fields(self, key_id: str, actor: str, kind: str, at: str, when: datetime | None = None) -> KeyEntry:
+        """The key's entry if it may sign ``kind`` as ``actor`` at ``at`` (``when``: that
+        time already parsed, by a caller that needs it too), else EventError."""
         entry = self.keys.get(key_id)
         if entry is None:
             raise EventError("key", f"unknown key {key_id} (not in the key ring)")
         if entry.actor != actor:
             raise EventError("key", f"key {key_id} belongs to actor {entry.actor!r}, not {actor!r}")
-        try:
-            when = parse_utc_trusted(at)
-        except (ValueError, TypeError) as exc:
-            raise EventError("schema", f"at: {exc}") from None
+        if when is None:
+            try:
+                when = parse_utc_trusted(at)
+            except (ValueError, TypeError) as exc:
+                raise EventError("schema", f"at: {exc}") from None
         reason = entry.status_at(when)
         if reason:
             raise EventError("key", reason)

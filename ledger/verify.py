@@ -46,6 +46,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -176,13 +177,13 @@ def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Stor
     _W["deep"] = deep
 
 
-def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str, round_table: str | None
-                     ) -> tuple[str, str] | None:
-    """("scope", reason) if ``entry``'s scope at ``at`` does not reach the event."""
+def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str, round_table: str | None,
+                     when: datetime | None = None) -> tuple[str, str] | None:
+    """("scope", reason) if ``entry``'s scope at ``at`` (``when``, parsed) does not reach the event."""
     if entry is None:
         return None
     try:
-        scope = entry.scope_at(parse_utc_trusted(at))
+        scope = entry.scope_at(when if when is not None else parse_utc_trusted(at))
     except (ValueError, TypeError):
         return None  # the key check names an unreadable time
     place = place_of(stream, payload if isinstance(payload, dict) else {}, round_table)
@@ -223,6 +224,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
                                 f" ({d['stream']}, {d['seq']}, {d['kind']}): rows were swapped or moved"))
     entry = ring.keys.get(key_id)
     digest = b""
+    when: datetime | None = None
     try:
         if deep:
             parse_event({**d, "hash": claimed, "sig": sig})
@@ -235,7 +237,11 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
             raise EventError("hash", "content does not match its hash: altered after signing")
         if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
             ring.check_ledger(d["ledger"])
-            ring.authorize_fields(key_id, d["actor"], kind, d["at"])
+            try:
+                when = parse_utc_trusted(d["at"])
+            except (ValueError, TypeError) as exc:
+                raise EventError("schema", f"at: {exc}") from None
+            ring.authorize_fields(key_id, d["actor"], kind, d["at"], when)
             if entry is not None and entry.revoked_at_row is not None and nid > entry.revoked_at_row:
                 raise EventError("key", f"stored after the key ring recorded this key's revocation (row"
                                         f" {entry.revoked_at_row}): ingest takes nothing more from such a key, so this"
@@ -250,11 +256,11 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
                 if deferred is not None:
                     deferred.append((stream, seq, nid, key_id, d["at"]))
             else:
-                problem = scope_problem_at(entry, stream, payload, d["at"], table)
+                problem = scope_problem_at(entry, stream, payload, d["at"], table, when)
                 if problem:
                     problems.append(problem)
         else:
-            problem = scope_problem_at(entry, stream, payload, d["at"], None)
+            problem = scope_problem_at(entry, stream, payload, d["at"], None, when)
             if problem:
                 problems.append(problem)
     if kind == "round.open.v1" and opens is not None and isinstance(d.get("payload"), dict):
