@@ -80,7 +80,7 @@ from projections.aml import NOT_COVERED, Scanner
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
-from projections.runner import ViewStore, catch_up
+from projections.runner import CHUNK, Applier, ViewStore, catch_up
 from projections.table_chips import ChipBook
 from projections.views import Add, Context, Put
 
@@ -146,7 +146,9 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
     late: list[dict[str, Any]] = []
     unreceipted = 0
 
-    say(f"replaying the rounds closed on {day}; following the chips at every table")
+    step = (f"one pass over the log: replaying the rounds closed on {day}, following the chips at every table and"
+            " the money at the cage, recomputing every view from zero, the AML scan")
+    say(step)
     closed: list[str] = []
     day_events = 0
     rounds_ok = 0
@@ -161,78 +163,122 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
     leaf = 0
     unanchored = 0  # events of the day after the largest accepted checkpoint
     before_day = 0  # leaves up to and including the last event dated before the day
-    open_rounds: dict[str, list[tuple[int, bytes]]] = {}
+    open_rounds: dict[str, list[tuple[int, bytes, SignedEvent | None]]] = {}
     """The rows of each round not yet closed, as the log brings them (every row, as the
-    stream holds it): a round is walked from these when its close comes, with no query, and
-    memory holds the rounds open at once, not the day."""
-    for row in store.rows():
-        leaf += 1
-        if row.stream.startswith("round:"):
-            open_rounds.setdefault(row.stream, []).append((row.seq, row.state))
-        if row.notification_id in bad_rows or (row.stream, row.seq) in rejected:
-            continue  # named among the integrity discrepancies; it counts for nothing else
-        obj = orjson.loads(row.state)
-        if gaming_day(obj["at"]) < day:
-            before_day = leaf
-        if row.kind == "ledger.checkpoint.v1":
-            checkpoint_sizes.append(obj["payload"]["size"])
-        dated = gaming_day(obj["at"])
-        k = bisect.bisect_left(receipt_ids, row.notification_id)
-        received = receipts[k][1] if k < len(receipts) else None
-        unreceipted += received is None and not row.stream.startswith(BOOKKEEPING)  # the ledger's own: signed with its clock
-        # a day's events are those dated that day and those the ledger received that day, dated otherwise:
-        # an event that arrives late is reconciled with the day it arrived (issue 13 point 3)
-        on_day = dated == day or (received is not None and gaming_day(received) == day)
-        if on_day and dated != day:
-            late.append({"event": event_ref(row.stream, row.seq), "kind": row.kind, "at": obj["at"],
-                         "received": received})
-        day_events += on_day
-        floor_events += on_day and not row.stream.startswith(BOOKKEEPING)
-        unanchored += on_day and leaf > ver.accepted_size and not row.stream.startswith(BOOKKEEPING)
-        if row.stream.startswith("chips:"):
-            book.chip_event(event_from_stored(row.state), on_day)
-            continue
-        if row.kind == "table.open.v1":
-            book.currency[row.stream.split(":", 1)[1]] = obj["payload"]["currency"]  # the chips' unit, for people
-        if row.kind == "table.open.v1" and opened_by_importer(ring, obj["key_id"]):
-            imported.add(row.stream.split(":", 1)[1])  # an imported hand history: evidence, in its own unit
-            continue
-        if row.kind == "round.open.v1":
-            round_table[row.stream] = obj["payload"]["table"]
-            rulings.opened(row.stream, obj["payload"]["game"], obj["at"])
-            continue
-        if row.kind in ("tournament.finish.v1", "tournament.cancel.v1") and on_day:
-            ended.append(row.stream)
-            continue
-        if row.kind in ("ruling.v1", "incident.server_crash.v1"):
-            rulings.record(row.stream, row.seq, row.kind, obj["payload"], obj["at"], on_day)
-            continue
-        if row.kind != "round.close.v1":
-            continue
-        held = sorted(open_rounds.pop(row.stream, []))
-        rulings.closed(row.stream, obj["at"])
-        tracked = book.tracks(round_table.get(row.stream, ""))
-        if not (on_day or tracked):
-            continue
-        events = [event_from_stored(state) for _, state in held]
-        rs, refused = walk(events, store.event_at)
-        problems = [{"check": "rules", "stream": row.stream, "seq": seq, "reason": exc.reason} for seq, exc in refused]
-        money = None
-        if rs is not None and not problems:
-            money = round_money(rs.game, rs.engine.outcome(rs.st) if rs.engine else None,
-                                events[-1].payload.get("status", ""))
-            total = sum(money.nets.values()) + money.house_net
-            if total != 0:
-                problems.append({"check": "conservation", "stream": row.stream, "seq": events[-1].seq,
-                                 "reason": f"players' results and the house's take sum to {total}, not 0"})
-        table = round_table.get(row.stream, "")
-        if table not in imported and (tracked or on_day):
-            # a round the rules refuse moves no chips here; its problem is named above (on its day)
-            book.round_closed(events[-1], table, money if money and not problems else None, on_day)
-        if on_day:
-            closed.append(row.stream)
-            discrepancies += problems
-            rounds_ok += not problems
+    stream holds it, decoded once when it counts): a round is walked from these when its
+    close comes, with no query, and memory holds the rounds open at once, not the day."""
+    cage = CageBook(day)
+
+    def counts(nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
+        return nid not in bad_rows and (stream, seq) not in rejected
+
+    with ViewStore(store.url) as live, tempfile.TemporaryDirectory() as tmp:
+        catch_up(store, live, accept=counts)
+        with ViewStore(DatabaseURL(backend="sqlite", path=Path(tmp) / "recompute")) as fresh:
+            ctx = Context(store)
+            scanner = Scanner(ctx)  # the AML rules, fed from this pass: each closed round derived once
+
+            def observe(ev: SignedEvent, seen: dict[str, list[Add | Put]]) -> None:
+                cage.event(ev, seen)
+                scanner.feed(ev)
+
+            # the views recomputed from zero in this same pass: every account's history
+            views = Applier(fresh, ctx=ctx, observe=observe)
+            top = store.max_notification_id()
+            fed = 0
+            for row in store.rows():
+                leaf += 1
+                counted = counts(*row)  # what verification did not accept counts for nothing else
+                ev = event_from_stored(row.state) if counted else None
+                if row.stream.startswith("round:"):
+                    open_rounds.setdefault(row.stream, []).append((row.seq, row.state, ev))
+                if ev is None:
+                    continue  # named among the integrity discrepancies
+                walked = None
+                if row.kind == "round.close.v1":  # walked once: for the checks below and for the views
+                    held = sorted(open_rounds.pop(row.stream, []), key=lambda h: h[0])
+                    events = [e if e is not None else event_from_stored(state) for _, state, e in held]
+                    walked = walk(events, store.event_at)
+                    if walked[0] is not None:
+                        ctx.remember(row.stream, events, walked[0], bool(walked[1]))
+                views.feed(row.notification_id, ev)
+                fed += 1
+                if fed % CHUNK == 0:
+                    views.flush(row.notification_id)
+                    say(step, row.notification_id, top)
+                at = ev.at
+                dated = gaming_day(at)
+                if dated < day:
+                    before_day = leaf
+                if row.kind == "ledger.checkpoint.v1":
+                    checkpoint_sizes.append(ev.payload["size"])
+                k = bisect.bisect_left(receipt_ids, row.notification_id)
+                received = receipts[k][1] if k < len(receipts) else None
+                unreceipted += received is None and not row.stream.startswith(BOOKKEEPING)  # the ledger's own: signed with its clock
+                # a day's events are those dated that day and those the ledger received that day, dated otherwise:
+                # an event that arrives late is reconciled with the day it arrived (issue 13 point 3)
+                on_day = dated == day or (received is not None and gaming_day(received) == day)
+                if on_day and dated != day:
+                    late.append({"event": event_ref(row.stream, row.seq), "kind": row.kind, "at": at,
+                                 "received": received})
+                day_events += on_day
+                floor_events += on_day and not row.stream.startswith(BOOKKEEPING)
+                unanchored += on_day and leaf > ver.accepted_size and not row.stream.startswith(BOOKKEEPING)
+                if row.stream.startswith("chips:"):
+                    book.chip_event(ev, on_day)
+                    continue
+                if row.kind == "table.open.v1":
+                    book.currency[row.stream.split(":", 1)[1]] = ev.payload["currency"]  # the chips' unit, for people
+                if row.kind == "table.open.v1" and opened_by_importer(ring, ev.key_id):
+                    imported.add(row.stream.split(":", 1)[1])  # an imported hand history: evidence, in its own unit
+                    continue
+                if row.kind == "round.open.v1":
+                    round_table[row.stream] = ev.payload["table"]
+                    rulings.opened(row.stream, ev.payload["game"], at)
+                    continue
+                if row.kind in ("tournament.finish.v1", "tournament.cancel.v1") and on_day:
+                    ended.append(row.stream)
+                    continue
+                if row.kind in ("ruling.v1", "incident.server_crash.v1"):
+                    rulings.record(row.stream, row.seq, row.kind, ev.payload, at, on_day)
+                    continue
+                if walked is None:
+                    continue
+                rulings.closed(row.stream, at)
+                tracked = book.tracks(round_table.get(row.stream, ""))
+                if not (on_day or tracked):
+                    continue
+                rs, refused = walked
+                problems = [{"check": "rules", "stream": row.stream, "seq": seq, "reason": exc.reason}
+                            for seq, exc in refused]
+                money = None
+                if rs is not None and not problems:
+                    money = round_money(rs.game, rs.engine.outcome(rs.st) if rs.engine else None,
+                                        events[-1].payload.get("status", ""))
+                    total = sum(money.nets.values()) + money.house_net
+                    if total != 0:
+                        problems.append({"check": "conservation", "stream": row.stream, "seq": events[-1].seq,
+                                         "reason": f"players' results and the house's take sum to {total}, not 0"})
+                table = round_table.get(row.stream, "")
+                if table not in imported and (tracked or on_day):
+                    # a round the rules refuse moves no chips here; its problem is named above (on its day)
+                    book.round_closed(events[-1], table, money if money and not problems else None, on_day)
+                if on_day:
+                    closed.append(row.stream)
+                    discrepancies += problems
+                    rounds_ok += not problems
+            views.flush(top)
+            say("comparing every view with its recomputation")
+            for name in live.views:
+                a, b = live.rows(name), fresh.rows(name)
+                for table in a:
+                    got, want = set(a[table]), set(b[table])
+                    for extra in sorted(got - want, key=repr)[:20]:
+                        discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
+                                              "reason": f"row {extra} is not what the ledger gives"})
+                    for missing in sorted(want - got, key=repr)[:20]:
+                        discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
+                                              "reason": f"row {missing} is missing"})
     discrepancies += book.problems
     discrepancies += rulings.problems(lambda stream: store.event_at(stream, 1))
     tournament_report = []
@@ -254,34 +300,6 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
             "refunded": sum(e["refunds"].values()) + sum(e["fee_refunds"].values()),
             "bounties": sum(e["bounties"].values()), "breakage": e["breakage"]})
 
-    say("checking every view against a recomputation from zero; following the money at the cage; the AML scan")
-    cage = CageBook(day)
-
-    def counts(nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
-        return nid not in bad_rows and (stream, seq) not in rejected
-
-    with ViewStore(store.url) as live:
-        catch_up(store, live, accept=counts)
-        with tempfile.TemporaryDirectory() as tmp:
-            with ViewStore(DatabaseURL(backend="sqlite", path=Path(tmp) / "recompute")) as fresh:
-                ctx = Context(store)
-                scanner = Scanner(ctx)  # the AML rules, fed from this pass: each closed round derived once
-
-                def observe(ev: SignedEvent, seen: dict[str, list[Add | Put]]) -> None:
-                    cage.event(ev, seen)
-                    scanner.feed(ev)
-
-                catch_up(store, fresh, observe=observe, accept=counts, ctx=ctx)  # from zero: every account's history
-                for name in live.views:
-                    a, b = live.rows(name), fresh.rows(name)
-                    for table in a:
-                        got, want = set(a[table]), set(b[table])
-                        for extra in sorted(got - want, key=repr)[:20]:
-                            discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
-                                                  "reason": f"row {extra} is not what the ledger gives"})
-                        for missing in sorted(want - got, key=repr)[:20]:
-                            discrepancies.append({"check": "projection", "stream": f"view:{table}", "seq": None,
-                                                  "reason": f"row {missing} is missing"})
     discrepancies += cage.problems
     flags = [f for f in scanner.flags() if f.day == day]
     # issue 14 point 2: the ledger still extends the previous day's checkpoint, the first

@@ -141,6 +141,53 @@ Accept = Callable[[int, str, int, str, bytes], bool]
 """(notification id, stream, seq, kind, stored bytes) -> whether the row counts."""
 
 
+class Applier:
+    """Events applied to views in ledger order, written chunk by chunk: each view's row
+    changes for the chunk and its new position in one transaction (``ViewStore.write``).
+    ``catch_up`` drives one over the rows it reads; reconciliation drives one from its own
+    pass over the log, so each row is read and decoded once and each closed round is
+    derived once for its checks and the views (``Context.remember``)."""
+
+    def __init__(self, vstore: ViewStore, names: Iterable[str] | None = None, ctx: Context | None = None,
+                 observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None,
+                 store: Store | None = None):
+        self.vstore = vstore
+        self.views = [vstore.views[n] for n in (names or vstore.views)]
+        self.starts = {v.name: vstore.position(v.name) for v in self.views}
+        self.positions = dict(self.starts)
+        self.counts = dict.fromkeys(self.positions, 0)
+        self.ctx = ctx or Context(store)
+        self.observe = observe
+        self.ops: dict[str, list[Add | Put]] = {v.name: [] for v in self.views}
+
+    @property
+    def low(self) -> int:
+        """The lowest position of the views: rows after it are due."""
+        return min(self.positions.values(), default=0)
+
+    def feed(self, notification_id: int, ev: SignedEvent) -> None:
+        """Apply one event (stored at ``notification_id``) to every view not past it."""
+        seen: dict[str, list[Add | Put]] = {}
+        for v in self.views:
+            if notification_id > self.positions[v.name]:
+                seen[v.name] = v.handle(ev, self.ctx)
+                self.ops[v.name].extend(seen[v.name])
+                self.counts[v.name] += 1
+        if self.observe is not None:
+            self.observe(ev, seen)
+
+    def flush(self, position: int) -> None:
+        """Write what was fed, with every view's position moved to ``position``."""
+        for v in self.views:
+            if position > self.positions[v.name]:
+                self.vstore.write(v, position, self.ops[v.name])
+                self.positions[v.name] = position
+            self.ops[v.name] = []
+
+    def reports(self) -> list[RunReport]:
+        return [RunReport(v.name, self.starts[v.name], self.positions[v.name], self.counts[v.name]) for v in self.views]
+
+
 def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None, chunk: int = CHUNK,
              progress: Callable[[int, int], None] | None = None, stop_after: int | None = None,
              observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None,
@@ -158,13 +205,9 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
         from ledger.verify import RowJudge
 
         accept = RowJudge(store)
-    views = [vstore.views[n] for n in (names or vstore.views)]
-    starts = {v.name: vstore.position(v.name) for v in views}
-    positions = dict(starts)
-    counts = dict.fromkeys(positions, 0)
+    applier = Applier(vstore, names, ctx, observe, store)
     top = store.max_notification_id()
-    ctx = ctx or Context(store)
-    lo = min(positions.values(), default=top) + 1
+    lo = (applier.low if applier.views else top) + 1
     written = 0
     while lo <= top:
         hi = min(lo + chunk - 1, top)
@@ -172,30 +215,17 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
         prepare = getattr(accept, "prepare", None)
         if prepare is not None:  # the chunk's signatures checked on all cores while it is applied
             prepare(rows)
-        ops: dict[str, list[Add | Put]] = {v.name: [] for v in views}
         for row in rows:
-            if not accept(*row):
-                continue
-            ev = event_from_stored(row.state)
-            seen: dict[str, list[Add | Put]] = {}
-            for v in views:
-                if row.notification_id > positions[v.name]:
-                    seen[v.name] = v.handle(ev, ctx)
-                    ops[v.name].extend(seen[v.name])
-                    counts[v.name] += 1
-            if observe is not None:
-                observe(ev, seen)
-        for v in views:
-            if hi > positions[v.name]:
-                vstore.write(v, hi, ops[v.name])
-                positions[v.name] = hi
+            if accept(*row):
+                applier.feed(row.notification_id, event_from_stored(row.state))
+        applier.flush(hi)
         written += 1
         if progress:
             progress(hi, top)
         if stop_after is not None and written >= stop_after:
             break
         lo = hi + 1
-    return [RunReport(v.name, starts[v.name], positions[v.name], counts[v.name]) for v in views]
+    return applier.reports()
 
 
 def rebuild(store: Store, vstore: ViewStore, names: Iterable[str] | None = None,

@@ -90,14 +90,20 @@ class Context:
         if stream not in self._rounds:
             events = self.store.stream_events(stream)
             rs, refused = walk(events, self.store.event_at)
-            assert rs is not None  # the round's first event is its round.open (stored only so)
-            outcome = None
-            # a round the rules refuse (events altered behind ingest) is not priced; reconciliation names it
-            if not refused and rs.engine is not None and not rs.engine.close_problem(rs.st):
-                outcome = rs.engine.outcome(rs.st)
-            self._rounds = {stream: (rs, events[0], outcome)}  # rounds close once: keep one
-            self._events = {stream: events}
+            self.remember(stream, events, rs, bool(refused))
         return self._rounds[stream]
+
+    def remember(self, stream: str, events: list[SignedEvent], rs: RoundState | None, refused: bool) -> None:
+        """The closed round ``stream`` as walked from ``events`` (``refused``: the rules
+        refused one of them), by this context or by a caller that walked it already
+        (reconciliation's one pass): the views then neither read nor walk it again."""
+        assert rs is not None  # the round's first event is its round.open (stored only so)
+        outcome = None
+        # a round the rules refuse (events altered behind ingest) is not priced; reconciliation names it
+        if not refused and rs.engine is not None and not rs.engine.close_problem(rs.st):
+            outcome = rs.engine.outcome(rs.st)
+        self._rounds = {stream: (rs, events[0], outcome)}  # rounds close once: keep one
+        self._events = {stream: events}
 
     def tournament_step(self, ev: SignedEvent) -> tuple[tournaments.Tournament | None, tournaments.Tournament]:
         """The tournament just before and just after ``ev`` (``ledger.judges.tournament``; a
