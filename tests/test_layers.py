@@ -16,7 +16,7 @@ CORE = ("ledger.canonical", "ledger.timeutil", "ledger.keys", "ledger.kinds", "l
         "ledger.chain", "ledger.scope", "ledger.keyring", "ledger.clock", "ledger.producer", "ledger.store")
 PURE = ("ledger.canonical", "ledger.timeutil", "ledger.kinds", "ledger.events", "ledger.refs", "ledger.chain",
         "ledger.keys", "ledger.scope")  # the core without storage: what the pure layers (games, the log's maths) build on
-LOG = ("ledger.log.merkle", "ledger.log.note", "ledger.log.proofs", "ledger.log.witness")
+LOG = ("ledger.log.merkle", "ledger.log.note", "ledger.log.proofs", "ledger.log.tiles", "ledger.log.witness")
 TRUST = ("ledger.trust",)  # the roots a verifier pins and its own state: on the log's notes only
 GAMES = ("ledger.games",)
 RULES = GAMES + ("ledger.judges", "ledger.rng")

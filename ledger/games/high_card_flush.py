@@ -46,7 +46,7 @@ wager (ante|flush|straight_flush), amount}; ``hcf.no_more_bets.v1``; ``hcf.card.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from math import comb
 from typing import Annotated, Any, Final, Literal
@@ -62,6 +62,7 @@ from ledger.games import (
     RoundMoney,
     RuleViolation,
     close_betting,
+    evolve,
     paid_text,
     parse_rules,
     register_engine,
@@ -225,7 +226,7 @@ def _player(state: HcfState, seat: int) -> Player:
 
 
 def _with(state: HcfState, new: Player) -> HcfState:
-    return replace(state, players=tuple(new if p.seat == new.seat else p for p in state.players))
+    return evolve(state, players=tuple(new if p.seat == new.seat else p for p in state.players))
 
 
 def dealing_done(state: HcfState) -> bool:
@@ -344,7 +345,7 @@ class HighCardFlushEngine(EngineDefaults):
                 raise RuleViolation("the designated player is named once, before 'no more bets'")
             if any(x.seat == p["seat"] for x in state.players):
                 raise RuleViolation(f"seat {p['seat']} has a wager: it cannot be the designated player")
-            return replace(state, designated=Player(p["seat"], p["player"]), bankroll=p["bankroll"])
+            return evolve(state, designated=Player(p["seat"], p["player"]), bankroll=p["bankroll"])
         if kind == "hcf.bet.v1":
             if not state.betting_open:
                 raise RuleViolation("bet after 'no more bets' (003 section 1)")
@@ -357,12 +358,12 @@ class HighCardFlushEngine(EngineDefaults):
                 if existing:
                     raise RuleViolation(f"seat {p['seat']} already has an ante")
                 new = Player(p["seat"], p["player"], (("ante", p["amount"]),))
-                return replace(state, players=state.players + (new,))
+                return evolve(state, players=state.players + (new,))
             if not existing:
                 raise RuleViolation("a bonus wager needs the ante first (the ante is required, 003 section 1)")
             if existing[0].bet(p["wager"]):
                 raise RuleViolation(f"seat {p['seat']} already has a {p['wager']} wager")
-            return _with(state, replace(existing[0], bets=existing[0].bets + ((p["wager"], p["amount"]),)))
+            return _with(state, evolve(existing[0], bets=existing[0].bets + ((p["wager"], p["amount"]),)))
         if kind == "hcf.no_more_bets.v1":
             if not state.players:
                 raise RuleViolation("no player has an ante")
@@ -379,12 +380,12 @@ class HighCardFlushEngine(EngineDefaults):
                                     " button's left, clockwise)")
             if p["card"] in state.dealt:
                 raise RuleViolation(f"{p['card']} was already dealt: one 52-card deck (003 opening section)")
-            state = replace(state, dealt=state.dealt + (p["card"],))
+            state = evolve(state, dealt=state.dealt + (p["card"],))
             dp = state.designated
             if dp is not None and due == dp.seat:
-                return replace(state, designated=replace(dp, cards=dp.cards + (p["card"],)))
+                return evolve(state, designated=evolve(dp, cards=dp.cards + (p["card"],)))
             x = _player(state, due)
-            return _with(state, replace(x, cards=x.cards + (p["card"],)))
+            return _with(state, evolve(x, cards=x.cards + (p["card"],)))
         if kind == "hcf.decision.v1":
             if not dealing_done(state):
                 raise RuleViolation("decisions come after all 7 cards are dealt (003 section 2)")
@@ -394,14 +395,14 @@ class HighCardFlushEngine(EngineDefaults):
             if p["action"] == "fold":
                 if p.get("amount") is not None:
                     raise RuleViolation("a fold takes no amount")
-                return _with(state, replace(x, decision="fold"))
+                return _with(state, evolve(x, decision="fold"))
             cap = raise_cap(x.cards) * x.bet("ante")
             amount = p.get("amount")
             if amount is None or amount > cap:
                 n = flush_rank(x.cards)[0]
                 raise RuleViolation(f"raise of {amount} with a {n}-card flush: at most {cap}"
                                     f" ({raise_cap(x.cards)}x the ante, 003 section 2)")
-            return _with(state, replace(x, decision="raise", raised=amount))
+            return _with(state, evolve(x, decision="raise", raised=amount))
         if kind == "hcf.settle.v1":
             if not decisions_done(state):
                 raise RuleViolation("settlement before every player has folded or raised")
@@ -415,7 +416,7 @@ class HighCardFlushEngine(EngineDefaults):
                 want = rows[wager]
                 raise RuleViolation(f"wrong settlement of seat {seat} {wager}: the engine pays {want[0]} {want[1]},"
                                     f" the event says {p['outcome']} {p['paid']} (003)")
-            return replace(state, settled=state.settled | {(seat, wager)})
+            return evolve(state, settled=state.settled | {(seat, wager)})
         raise RuleViolation(f"{kind} is not a high card flush event")
 
     def close_problem(self, state: HcfState) -> str | None:

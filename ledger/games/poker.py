@@ -52,7 +52,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
@@ -65,6 +65,7 @@ from ledger.games import (
     Play,
     RoundMoney,
     RuleViolation,
+    evolve,
     parse_rules,
     register_engine,
     wrap,
@@ -1407,7 +1408,7 @@ def rule_on(state: PokerState, payload: dict[str, Any]) -> tuple[PokerState | No
         if state.phase != "betting" or i == state.actor or i not in state.actors:
             raise RuleViolation(f"seat {payload['seat']} is not waiting to act: its action was not out of turn")
         if effect == "out_of_turn":
-            return replace(state, binding=state.binding + ((payload["seat"], payload["action"], payload.get("to"),
+            return evolve(state, binding=state.binding + ((payload["seat"], payload["action"], payload.get("to"),
                                                             state.street, max(state.bets)),)), {}
         count = state.flying_count + (payload["seat"],)
         st = flying_action_now(state, payload, count.count(payload["seat"]))
@@ -1415,7 +1416,7 @@ def rule_on(state: PokerState, payload: dict[str, Any]) -> tuple[PokerState | No
         if st.in_hand[payload["seat"] - 1]:
             pending += ((payload["seat"], payload["action"], payload.get("to"), payload["chips"], st.street,
                          max(st.bets)),)
-        return replace(st, flying=pending, flying_count=count), {}
+        return evolve(st, flying=pending, flying_count=count), {}
     owed = dealing_miss_compensation(payload["case"], state, payload.get("seat"))
     if owed != payload["compensation"]:
         raise RuleViolation(f"the compensation should be {owed} (001 dealing-miss handling), not"

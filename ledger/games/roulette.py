@@ -31,7 +31,7 @@ defaults from the seeds above):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Final, Literal
 
@@ -47,6 +47,7 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    evolve,
     paid_text,
     parse_rules,
     register_engine,
@@ -242,7 +243,7 @@ class RouletteEngine(EngineDefaults):
         if kind == "roulette.bet.v1":
             if not state.betting_open:
                 raise RuleViolation("bet after 'no more bets' (000 IV 2.1.1)")
-            return replace(state, wagers=state.wagers + (self._wager(state.wheel, payload),))
+            return evolve(state, wagers=state.wagers + (self._wager(state.wheel, payload),))
         if kind == "roulette.no_more_bets.v1":
             return close_betting(state)
         if kind == "roulette.result.v1":
@@ -255,7 +256,7 @@ class RouletteEngine(EngineDefaults):
             if payload["revolutions"] < 3:
                 raise RuleViolation(
                     f"invalid spin: the ball made {payload['revolutions']} revolutions, at least 3 are needed (000 IV 3.1.1)")
-            return replace(state, pocket=payload["pocket"])
+            return evolve(state, pocket=payload["pocket"])
         if kind == "roulette.settle.v1":
             if state.pocket is None:
                 raise RuleViolation("settlement without a result (000 IV 2.1.3)")
@@ -268,7 +269,7 @@ class RouletteEngine(EngineDefaults):
                     f"wrong settlement of bet {index} ({w.bet} {sorted(w.covers, key=_sort_key)} for {w.amount}) on pocket"
                     f" {state.pocket}: the engine pays {outcome} {paid}, the event says {payload['outcome']}"
                     f" {payload['paid']} (000 IV 2.2, 004 賭け方と配当)")
-            return replace(state, settled=state.settled | {index})
+            return evolve(state, settled=state.settled | {index})
         raise RuleViolation(f"{kind} is not a roulette event")
 
     def _wager(self, wheel: str, p: dict[str, Any]) -> Wager:

@@ -24,7 +24,7 @@ handed back, stake included).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Final, Literal
 
@@ -40,6 +40,7 @@ from ledger.games import (
     bets_lines,
     check_settle_target,
     close_betting,
+    evolve,
     paid_text,
     parse_rules,
     register_engine,
@@ -192,7 +193,7 @@ class SicBoEngine(EngineDefaults):
                 raise RuleViolation("bet after 'no more bets'")
             check_target(payload["bet"], payload["target"])
             w = Wager(payload["player"], payload["bet"], tuple(payload["target"]), payload["amount"])
-            return replace(state, wagers=state.wagers + (w,))
+            return evolve(state, wagers=state.wagers + (w,))
         if kind == "sicbo.no_more_bets.v1":
             return close_betting(state)
         if kind == "sicbo.result.v1":
@@ -201,7 +202,7 @@ class SicBoEngine(EngineDefaults):
             if state.dice is not None:
                 raise RuleViolation("the round already has a result")
             d = payload["dice"]
-            return replace(state, dice=(d[0], d[1], d[2]))
+            return evolve(state, dice=(d[0], d[1], d[2]))
         if kind == "sicbo.settle.v1":
             if state.dice is None:
                 raise RuleViolation("settlement without a result")
@@ -214,7 +215,7 @@ class SicBoEngine(EngineDefaults):
                     f"wrong settlement of bet {index} ({w.bet} {list(w.target)} for {w.amount}) on dice"
                     f" {list(state.dice)}: the engine pays {want[0]} {want[1]}, the event says"
                     f" {payload['outcome']} {payload['paid']} (004 大小 賭け方と配当)")
-            return replace(state, settled=state.settled | {index})
+            return evolve(state, settled=state.settled | {index})
         raise RuleViolation(f"{kind} is not a sic bo event")
 
     def close_problem(self, state: SicBoState) -> str | None:

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from ledger.events import EventError, SignedEvent
-from ledger.games import ENGINES, Engine, RuleViolation
+from ledger.games import ENGINES, Engine, RuleViolation, evolve
 from ledger.judges import BaseJudge, World, register_judge
 from ledger.judges.equipment import equipment_for, ready_problem
 from ledger.judges.penalty import sent_away_by
@@ -173,26 +173,26 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
                 problem = "the RNG seed is not revealed (rng.reveal.v1)"
             if problem:
                 raise RuleViolation(f"the round cannot close complete: {problem}")
-        return replace(rs, closed=p["status"])
+        return evolve(rs, closed=p["status"])
     if rs.ruling is not None:
         raise RuleViolation(f"the round was ruled {rs.ruling}: nothing of the game follows, only its void close")
     if expired:
         raise RuleViolation(f"the bets held since the disconnection at {rs.disconnected} expired after 24 h: the"
                             " round is cancelled and the bets returned (000 casino disconnections)")
     if kind == "round.disconnect.v1":
-        return rs if rs.disconnected else replace(rs, disconnected=ev.at)
+        return rs if rs.disconnected else evolve(rs, disconnected=ev.at)
     if kind == "ruling.v1":
         st, owed = rule_on(rs.engine, rs.game, rs.st, p)
-        rs = replace(rs, compensation=rs.compensation + tuple(sorted(owed.items())))
+        rs = evolve(rs, compensation=rs.compensation + tuple(sorted(owed.items())))
         if st is None:
-            return replace(rs, ruling=p["effect"])
-        return replace(rs, st=st)
+            return evolve(rs, ruling=p["effect"])
+        return evolve(rs, st=st)
     if kind == "rng.commit.v1":
         if not rs.rng:
             raise RuleViolation("rng.commit.v1 in a round not dealt by RNG (round.open source is not 'rng')")
         if rs.commitment is not None or rs.game_events:
             raise RuleViolation("the RNG commits once, before anything of the game (ledger.rng)")
-        return replace(rs, commitment=p["commitment"])
+        return evolve(rs, commitment=p["commitment"])
     if kind == "rng.reveal.v1":
         if not rs.rng or rs.commitment is None:
             raise RuleViolation("rng.reveal.v1 without an RNG commitment in this round")
@@ -208,7 +208,7 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
         problem = first_difference(spec, seed, rs.stream, draws)
         if problem:
             raise RuleViolation(problem)
-        return replace(rs, seed=p["seed"])
+        return evolve(rs, seed=p["seed"])
     if rs.engine is None or kind not in rs.engine.kinds:
         raise RuleViolation(f"{kind} is not an event of a {rs.game} round")
     if rs.rng and rs.commitment is None:
@@ -217,7 +217,7 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
         check_limits(rs, kind, p)
     st = rs.engine.apply(rs.st, kind, p)
     fresh = check_cards(rs, st) if "card" in p or "cards" in p else ()
-    return replace(rs, st=st, game_events=rs.game_events + 1, fresh=fresh)
+    return evolve(rs, st=st, game_events=rs.game_events + 1, fresh=fresh)
 
 
 def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None = None

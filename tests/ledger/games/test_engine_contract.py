@@ -111,3 +111,25 @@ def test_equipment_house_edges_and_demo_tables_are_declared(game: str) -> None:
         edges = engine.house_edge(name)
         assert edges and all(isinstance(e["edge"], Fraction | float) and -1 < e["edge"] < 1 for e in edges.values())
     assert engine.banking != "house" or engine.house_edges  # a house-banked game states its edge
+
+
+@pytest.mark.parametrize("game", ENGINE_NAMES)
+def test_states_copied_by_evolve_equal_dataclasses_replace_and_the_old_state_is_unchanged(game: str) -> None:
+    """``ledger.games.evolve`` (the engines' fast ``dataclasses.replace``) on every state of
+    legal rounds: the same value as ``replace`` field by field, the original untouched, and
+    a field the state does not have refused."""
+    from dataclasses import fields, replace
+
+    from ledger.games import evolve
+
+    engine = ENGINES[game]
+    for rules, events in rounds(engine):
+        st = engine.start(rules)
+        for kind, payload in events:
+            st = engine.apply(st, kind, payload)
+            before = replace(st)
+            for f in fields(st):
+                assert evolve(st, **{f.name: None}) == replace(st, **{f.name: None})
+            assert st == before and evolve(st) == st and evolve(st) is not st
+            with pytest.raises(AssertionError, match="no field"):
+                evolve(st, no_such_field=1)
