@@ -183,7 +183,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
                 scanner.feed(ev)
 
             # the views recomputed from zero in this same pass: every account's history
-            views = Applier(fresh, ctx=ctx, observe=observe)
+            views = Applier(fresh, ctx=ctx, observe=observe, hold_rounds=False)  # the rounds are walked below
             top = store.max_notification_id()
             fed = 0
             for row in store.rows():

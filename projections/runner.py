@@ -26,6 +26,7 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 
 from ledger.events import SignedEvent, event_from_stored
+from ledger.judges.round import walk
 from ledger.store import DatabaseURL, Store
 from projections.views import VIEWS, Add, Context, Put, View
 
@@ -150,8 +151,14 @@ class Applier:
 
     def __init__(self, vstore: ViewStore, names: Iterable[str] | None = None, ctx: Context | None = None,
                  observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None,
-                 store: Store | None = None):
+                 store: Store | None = None, hold_rounds: bool = True):
         self.vstore = vstore
+        self.store = store
+        self.held: dict[str, list[SignedEvent]] | None = {} if hold_rounds and store is not None else None
+        """Each open round's events as they are fed: at its close the round is walked from
+        these (``Context.remember``) rather than read again, when they are all of it (from
+        seq 1, none skipped); memory holds the rounds open at once. Off when the caller
+        walks the rounds itself (reconciliation)."""
         self.views = [vstore.views[n] for n in (names or vstore.views)]
         self.starts = {v.name: vstore.position(v.name) for v in self.views}
         self.positions = dict(self.starts)
@@ -167,6 +174,8 @@ class Applier:
 
     def feed(self, notification_id: int, ev: SignedEvent) -> None:
         """Apply one event (stored at ``notification_id``) to every view not past it."""
+        if self.held is not None and ev.stream.startswith("round:"):
+            self._hold(ev)
         seen: dict[str, list[Add | Put]] = {}
         for v in self.views:
             if notification_id > self.positions[v.name]:
@@ -175,6 +184,18 @@ class Applier:
                 self.counts[v.name] += 1
         if self.observe is not None:
             self.observe(ev, seen)
+
+    def _hold(self, ev: SignedEvent) -> None:
+        assert self.held is not None and self.store is not None
+        events = self.held.setdefault(ev.stream, [])
+        events.append(ev)
+        if ev.kind != "round.close.v1":
+            return
+        del self.held[ev.stream]
+        if [e.seq for e in events] == list(range(1, ev.seq + 1)):  # the whole round, as stored: walk it once here
+            rs, refused = walk(events, self.store.event_at)
+            if rs is not None:
+                self.ctx.remember(ev.stream, events, rs, bool(refused))
 
     def flush(self, position: int) -> None:
         """Write what was fed, with every view's position moved to ``position``."""

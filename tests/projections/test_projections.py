@@ -131,3 +131,37 @@ def test_sigkill_mid_run_then_restart_equals_a_rebuild(ledger, tmp_path: Path) -
             assert _all_rows(vs) == after, positions
     print(f"projection runner: {kills} kills, {partial} with views part-way")
     assert kills >= 5 and partial >= 3, (kills, partial)
+
+
+def _count_round_reads(store, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every ``stream_events`` read of a round's stream from here on."""
+    reads: list[str] = []
+    plain = store.stream_events
+
+    def counted(stream: str):  # type: ignore[no-untyped-def]
+        if stream.startswith("round:"):
+            reads.append(stream)
+        return plain(stream)
+
+    monkeypatch.setattr(store, "stream_events", counted)
+    return reads
+
+
+def test_a_rebuild_walks_each_round_from_the_rows_it_reads_with_no_query_per_round(  # type: ignore[no-untyped-def]
+        ledger, tmp_path: Path, monkeypatch) -> None:
+    """Issue 16 point 4: the views take a closed round from the rows the run has read
+    (``runner.Applier`` holds the open rounds), not from a query per round; a run that
+    starts inside a round reads that round whole, as stored."""
+    _fill(ledger, 20, tmp_path)
+    with ViewStore(ledger.store.url) as vs:
+        reads = _count_round_reads(ledger.store, monkeypatch)
+        rebuild(ledger.store, vs)
+        assert reads == []
+        whole = _all_rows(vs)
+        for n in vs.views:
+            vs.reset(n)
+        close = next(r.notification_id for r in ledger.store.rows() if r.kind == "round.close.v1")
+        catch_up(ledger.store, vs, chunk=close - 1, stop_after=1)  # stops inside the first round
+        catch_up(ledger.store, vs, chunk=close - 1)
+        assert reads and all(r.startswith("round:") for r in reads)
+        assert _all_rows(vs) == whole

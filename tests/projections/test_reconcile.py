@@ -80,3 +80,16 @@ def test_a_tampered_view_row_is_named(ledger, day: str) -> None:  # type: ignore
     code, report = run(ledger, day)
     assert code == 1
     assert any(d["check"] == "projection" and d["stream"] == "view:accounts" for d in report["discrepancies"])
+
+
+def test_reconcile_reads_no_round_twice(ledger, day: str, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 point 3: one pass over the log, each round walked from the rows it brings,
+    for the checks, the views' recomputation and the AML scan alike: no query per round."""
+    reads: list[str] = []
+    plain = ledger.store.stream_events
+    monkeypatch.setattr(ledger.store, "stream_events",
+                        lambda stream: (reads.append(stream) if stream.startswith("round:") else None) or plain(stream))
+    from projections.reconcile import reconcile_day
+
+    report = reconcile_day(ledger.store, day)
+    assert report["rounds_closed"] == 12 == report["rounds_reconciled"] and reads == []
