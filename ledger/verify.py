@@ -39,12 +39,12 @@ checks run in the parent as results come back in order.
 from __future__ import annotations
 
 import base64
-import bisect
 import gc
 import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -67,7 +67,7 @@ from ledger.log.note import (
     verifier_key,
 )
 from ledger.scope import covers, describe, place_of
-from ledger.store import DatabaseURL, Store
+from ledger.store import DatabaseURL, Row, Store
 from ledger.timeutil import parse_utc_trusted
 from ledger.trust import ClientState, TrustError, TrustRoots
 
@@ -430,9 +430,9 @@ def _checkpoint_targets(
     return targets
 
 
-def _results(store: Store, ring: KeyRing, ids: list[int], workers: int, deep: bool) -> Iterator[RangeResult]:
-    """Each range of CHUNK rows (by their ids, whatever they are) checked, in order."""
-    ranges = [(ids[i], ids[min(i + CHUNK, len(ids)) - 1]) for i in range(0, len(ids), CHUNK)]
+def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers: int, deep: bool
+             ) -> Iterator[RangeResult]:
+    """Each range of CHUNK rows (by their ids, whatever they are: ``_IdScan``) checked, in order."""
     if workers <= 1:
         _init_worker(None, ring, deep, store)
         try:
@@ -518,31 +518,64 @@ class RowJudge:
         return True
 
 
-def _row_ids(ids: list[int], backend: str, report: VerifyReport) -> None:
-    """Issue 14 point 3: ids outside 1..N, and gaps where ids are never burned (SQLite)."""
-    outside = [i for i in ids if i < 1]
-    for i in outside[:20]:
-        report.add(Problem("rows", f"a row has id {i}, outside 1..N: written around the ledger (ingest never does)",
-                           notification_id=i))
-    inside = [i for i in ids if i >= 1]
-    if not inside:
-        return
-    missing = inside[-1] - len(inside)
-    if missing <= 0:
-        return
-    gaps = []
-    for a, b in zip(inside, inside[1:], strict=False):
-        if b != a + 1:
-            gaps.append(f"{a + 1}..{b - 1}" if b - 1 > a + 1 else str(a + 1))
-    if inside[0] != 1:
-        gaps.insert(0, f"1..{inside[0] - 1}" if inside[0] > 2 else "1")
-    shown = ", ".join(gaps[:10]) + (f" and {len(gaps) - 10} more" if len(gaps) > 10 else "")
-    if backend == "sqlite":
-        report.add(Problem("rows", f"row ids {shown} are missing ({missing} rows): SQLite never skips an id, so rows"
-                                   " were deleted around the ledger"))
-    else:
-        report.notes.append(f"row ids {shown} are unused ({missing}): PostgreSQL burns sequence ids on a write that"
-                            " rolled back; deleted events show as chain and checkpoint problems, not here")
+class _IdScan:
+    """One streamed pass over every row's notification id, in order, holding no list of
+    them (a ledger of millions of rows): the ranges of CHUNK rows the workers check, the
+    row count, the leaf index of the rows asked about (``wanted``), and issue 14 point 3's
+    findings: ids outside 1..N, and gaps where ids are never burned (SQLite)."""
+
+    def __init__(self, store: Store, wanted: AbstractSet[int] = frozenset()):
+        self.ranges: list[tuple[int, int]] = []
+        self.total = 0
+        self.positions: dict[int, int] = {}
+        self.outside: list[int] = []
+        self.gaps: list[str] = []
+        self.gap_count = self.missing = 0
+        self.first: int | None = None
+        previous: int | None = None
+        start = last = 0
+        for i in store.iter_notification_ids():
+            if self.total % CHUNK == 0:
+                start = i
+            if i in wanted:
+                self.positions[i] = self.total
+            self.total += 1
+            last = i
+            if self.total % CHUNK == 0:
+                self.ranges.append((start, i))
+            if i < 1:
+                if len(self.outside) < 20:
+                    self.outside.append(i)
+                continue
+            if self.first is None:
+                self.first = i
+                if i != 1:
+                    self._gap(1, i - 1)
+            elif previous is not None and i != previous + 1:
+                self._gap(previous + 1, i - 1)
+            previous = i
+        if self.total % CHUNK:
+            self.ranges.append((start, last))
+
+    def _gap(self, lo: int, hi: int) -> None:
+        self.gap_count += 1
+        self.missing += hi - lo + 1
+        if len(self.gaps) < 10:
+            self.gaps.append(f"{lo}..{hi}" if hi > lo else str(lo))
+
+    def report(self, backend: str, report: VerifyReport) -> None:
+        for i in self.outside:
+            report.add(Problem("rows", f"a row has id {i}, outside 1..N: written around the ledger (ingest never does)",
+                               notification_id=i))
+        if not self.missing:
+            return
+        shown = ", ".join(self.gaps) + (f" and {self.gap_count - 10} more" if self.gap_count > 10 else "")
+        if backend == "sqlite":
+            report.add(Problem("rows", f"row ids {shown} are missing ({self.missing} rows): SQLite never skips an id,"
+                                       " so rows were deleted around the ledger"))
+        else:
+            report.notes.append(f"row ids {shown} are unused ({self.missing}): PostgreSQL burns sequence ids on a write"
+                                " that rolled back; deleted events show as chain and checkpoint problems, not here")
 
 
 def verify_ledger(
@@ -593,9 +626,10 @@ def verify_ledger(
             report.add(Problem("since", f"the --since checkpoint does not verify with the log key: {exc}"))
     if workers is None:
         workers = os.cpu_count() or 1
-    ids = store.notification_ids()
-    total = len(ids)
-    _row_ids(ids, store.url.backend, report)
+    ring_rows = store.stream_rows(KEYRING_STREAM)
+    scan = _IdScan(store, {row.notification_id for row in ring_rows})
+    total = scan.total
+    scan.report(store.url.backend, report)
     if total < PARALLEL_THRESHOLD:
         workers = 1
     report.workers = workers
@@ -604,7 +638,7 @@ def verify_ledger(
     round_table: dict[str, str] = {}
     tree = CompactRange()
     expected = [min(CHUNK, total - i) for i in range(0, total, CHUNK)]
-    for n, part in enumerate(_results(store, ring, ids, workers, deep)):
+    for n, part in enumerate(_results(store, ring, scan.ranges, workers, deep)):
         if part.count != expected[n]:
             report.add(Problem("rows", f"{part.count} rows were read where {expected[n]} were listed: rows were written"
                                        " or removed around the ledger while it was read"))
@@ -655,7 +689,7 @@ def verify_ledger(
     for t in targets.get(0, []):
         report.checkpoints_checked += 1
         t.matched = True
-    _keyring_claims(store, ids, targets, report)
+    _keyring_claims(ring_rows, scan.positions, targets, report)
     _accept(report, targets, roots, tree.size)
     report.streams = len(heads)
     report.tree_size = tree.size
@@ -670,15 +704,16 @@ def verify_ledger(
     return report
 
 
-def _keyring_claims(store: Store, ids: list[int], targets: dict[int, list[Target]], report: VerifyReport) -> None:
+def _keyring_claims(ring_rows: list[Row], positions: dict[int, int], targets: dict[int, list[Target]],
+                    report: VerifyReport) -> None:
     """A checkpoint that states the key ring's head (``keyring_line``) must state it truly."""
     claims = [(t, c) for ts in targets.values() for t in ts if (c := t.checkpoint.keyring_head()) is not None]
     if not claims:
         return
     ring = []
-    for row in store.stream_rows(KEYRING_STREAM):
+    for row in ring_rows:
         try:
-            ring.append((bisect.bisect_left(ids, row.notification_id), row.seq, orjson.loads(row.state)["hash"]))
+            ring.append((positions[row.notification_id], row.seq, orjson.loads(row.state)["hash"]))
         except (ValueError, KeyError, TypeError):
             continue
     for t, claim in claims:

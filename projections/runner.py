@@ -18,7 +18,7 @@ in notification order, on both backends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,39 @@ class ViewStore:
             for t in view.tables:
                 c.execute(f"DELETE FROM {self.table_name(t.name)}")
             c.execute(f"DELETE FROM {schema}{tracking} WHERE application_name = {ph}", (name,))
+
+    def _fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql, params)
+            return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in c.fetchall()]
+
+    def table_pages(self, name: str, table: str, page: int = 5000) -> Iterator[list[tuple[Any, ...]]]:
+        """One table of a view, a page of rows at a time in key order (keyset paging, as
+        this database orders its keys): what a comparison streams, holding one page."""
+        t = next(t for t in self.views[name].tables if t.name == table)
+        ph = "%s" if self.postgres else "?"
+        cols, keys = ", ".join(list(t.keys) + list(t.columns)), ", ".join(t.keys)
+        after: tuple[Any, ...] = ()
+        while True:
+            where = f" WHERE ({keys}) > ({', '.join([ph] * len(t.keys))})" if after else ""
+            rows = self._fetch(f"SELECT {cols} FROM {self.table_name(table)}{where} ORDER BY {keys} LIMIT {page}", after)
+            if rows:
+                yield rows
+            if len(rows) < page:
+                return
+            after = rows[-1][:len(t.keys)]
+
+    def row_at(self, name: str, table: str, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The row of a view's table with this key, or None."""
+        t = next(t for t in self.views[name].tables if t.name == table)
+        ph = "%s" if self.postgres else "?"
+        where = " AND ".join(f"{k} = {ph}" for k in t.keys)
+        rows = self._fetch(f"SELECT {', '.join(list(t.keys) + list(t.columns))} FROM {self.table_name(table)}"
+                           f" WHERE {where}", key)
+        return rows[0] if rows else None
+
+    def row_count(self, name: str, table: str) -> int:
+        return int(self._fetch(f"SELECT count(*) FROM {self.table_name(table)}")[0][0])
 
     def rows(self, name: str) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of a view's tables, sorted (tests and reconciliation compare these)."""

@@ -299,6 +299,30 @@ class Store:
             curs.execute(f"SELECT {id_col} FROM {self.events_table} ORDER BY {id_col}")
             return [int(r[0]) for r in curs.fetchall()]
 
+    def iter_notification_ids(self, page: int = 50_000) -> Iterator[int]:
+        """Every stored row's notification id, in order, read a page at a time after the
+        last seen (keyset): all rows, like ``notification_ids``, without holding them."""
+        id_col = "rowid" if self.url.backend == "sqlite" else "notification_id"
+        ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
+        after: int | None = None
+        while True:
+            where = "" if after is None else f" WHERE {id_col} > {int(after)}"
+            sql = f"SELECT {id_col} FROM {self.events_table}{where} ORDER BY {id_col} LIMIT {int(page)}"
+            if self.url.backend == "sqlite":
+                with ds.transaction(commit=False) as c:
+                    c.execute(sql)
+                    batch = [int(r[0]) for r in c.fetchall()]
+            else:
+                from psycopg.rows import tuple_row
+
+                with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+                    curs.execute(sql)
+                    batch = [int(r[0]) for r in curs.fetchall()]
+            yield from batch
+            if len(batch) < page:
+                return
+            after = batch[-1]
+
     def rows(self, page: int = 5000) -> Iterator[Row]:
         """Every stored event in notification order, read page by page after the last id
         seen (keyset): every row, whatever its id, not the ids 1..max (issue 14 point 3)."""
