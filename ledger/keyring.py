@@ -54,7 +54,10 @@ class KeyEntry:
     @property
     def scoped(self) -> bool:
         """Whether the key was ever less than venue-wide (only then is its scope checked)."""
-        return any(entries != ("*",) for _, entries in self.scopes)
+        scopes = self.scopes
+        if len(scopes) == 1:  # most keys: asked of every event verify checks
+            return scopes[0][1] != ("*",)
+        return any(entries != ("*",) for _, entries in scopes)
 
     @property
     def scope(self) -> tuple[str, ...]:
@@ -63,6 +66,8 @@ class KeyEntry:
 
     def scope_at(self, at: datetime) -> tuple[str, ...]:
         """The scope in force at ``at`` (for verify, which judges each event at its time)."""
+        if len(self.scopes) == 1:
+            return self.scopes[0][1]
         current = self.scopes[0][1] if self.scopes else ()
         for since, entries in self.scopes:
             if since is None or since <= at:
@@ -95,6 +100,11 @@ def _fmt(moment: datetime) -> str:
 class KeyRing:
     def __init__(self) -> None:
         self.keys: dict[str, KeyEntry] = {}
+        self._allowed: set[tuple[str, str, str]] = set()
+        """(key id, actor, kind) that passed ``authorize_fields``'s checks that do not depend
+        on time: a key's actor, role and kinds never change (rotation makes a new key), nor
+        does a kind's roles, so only the key's validity at each event's time is judged
+        again (verify asks this of every event)."""
         self.events = 0
         self.origin: str | None = None
         """The ledger's identity: the ``ledger`` of the key ring's first event. Every later
@@ -137,9 +147,10 @@ class KeyRing:
         """The key's entry if it may sign ``kind`` as ``actor`` at ``at`` (``when``: that
         time already parsed, by a caller that needs it too), else EventError."""
         entry = self.keys.get(key_id)
+        known = entry is not None and (key_id, actor, kind) in self._allowed
         if entry is None:
             raise EventError("key", f"unknown key {key_id} (not in the key ring)")
-        if entry.actor != actor:
+        if not known and entry.actor != actor:
             raise EventError("key", f"key {key_id} belongs to actor {entry.actor!r}, not {actor!r}")
         if when is None:
             try:
@@ -149,6 +160,8 @@ class KeyRing:
         reason = entry.status_at(when)
         if reason:
             raise EventError("key", reason)
+        if known:
+            return entry
         spec = KINDS.get(kind)
         if spec is None:
             raise EventError("schema", f"unknown kind {kind!r}")
@@ -160,6 +173,7 @@ class KeyRing:
             )
         if kind not in entry.kinds:
             raise EventError("role", f"key {key_id} is not allowed to sign kind {kind}")
+        self._allowed.add((key_id, actor, kind))
         return entry
 
     def _bootstrap_entry(self, ev: SignedEvent) -> KeyEntry:

@@ -35,6 +35,17 @@ def _split(n: int) -> int:
     return 1 << ((n - 1).bit_length() - 1)
 
 
+def perfect_root(hashes: Sequence[bytes]) -> bytes:
+    """Root of a perfect tree (``len(hashes)`` a power of two) over leaf hashes, a level
+    at a time."""
+    level = list(hashes)
+    if not level or len(level) & (len(level) - 1):
+        raise ValueError(f"a perfect tree has a power of two leaves, not {len(level)}")
+    while len(level) > 1:
+        level = [_sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level), 2)]
+    return level[0]
+
+
 def root_from_leaf_hashes(hashes: Sequence[bytes]) -> bytes:
     """Merkle Tree Hash of already leaf-hashed entries (RFC 9162 2.1.1)."""
     if not hashes:
@@ -69,6 +80,22 @@ class CompactRange:
 
     def append(self, leaf: bytes) -> None:
         self.append_leaf_hash(leaf_hash(leaf))
+
+    def append_subtree(self, root: bytes, height: int) -> None:
+        """Append a perfect subtree of ``2**height`` leaves by its root: the same as
+        appending its leaves one by one, when the size is a multiple of ``2**height`` (a
+        subtree's leaves start at a multiple of its width: RFC 9162 2.1.1's split)."""
+        width = 1 << height
+        if self.size % width:
+            raise ValueError(f"a subtree of {width} leaves cannot start at leaf {self.size}")
+        stack = self._stack
+        n = self.size >> height
+        h = root
+        while n & 1:
+            h = node_hash(stack.pop(), h)
+            n >>= 1
+        stack.append(h)
+        self.size += width
 
     def root(self) -> bytes:
         if not self._stack:

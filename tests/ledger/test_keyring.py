@@ -80,3 +80,25 @@ def test_revocation_makes_a_key_untrusted_from_its_time_and_earlier_events_stay_
     ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T1)
     with pytest.raises(EventError, match="revoked from .*leaked"):
         ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T3)
+
+
+def test_an_authorization_remembered_for_speed_still_judges_every_event_at_its_own_time() -> None:
+    """``KeyRing.authorize_fields`` remembers (key, actor, kind) that passed the checks that
+    do not depend on time (DESIGN.md "Trust model": actor, role, kinds); validity is judged
+    for every event at its ``at``, and a revocation recorded after the first check applies."""
+    house, cage = Signer.generate("house:op"), Signer.generate("cage:main")
+    b = BatchBuilder(ledger="test.pitboss/keyring")
+    ring = ring_with(register(b, house, house, "house"), register(b, house, cage, "cage", at=T1))
+    for _ in range(2):
+        ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T2)
+        with pytest.raises(EventError, match="not yet valid"):
+            ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T0)
+        with pytest.raises(EventError, match="belongs to actor 'cage:main'"):
+            ring.authorize_fields(cage.key_id, "cage:other", "cash.deposit.v1", T2)
+        with pytest.raises(EventError, match="may not sign kind round.open.v1"):
+            ring.authorize_fields(cage.key_id, "cage:main", "round.open.v1", T2)
+    ring.apply(b.add(house, "keyring", "key.revoke.v1", {"key_id": cage.key_id, "revoked_from": T2,
+                                                          "reason": "leaked"}))
+    ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T1)
+    with pytest.raises(EventError, match="revoked from .*leaked"):
+        ring.authorize_fields(cage.key_id, "cage:main", "cash.deposit.v1", T2)

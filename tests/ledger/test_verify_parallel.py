@@ -4,18 +4,25 @@ ranges. Ranges are made tiny so that every stream crosses range boundaries."""
 
 from __future__ import annotations
 
+import base64
+
+import orjson
 import pytest
 
 import ledger.verify as verify_mod
 from ledger.log.checkpoints import create_checkpoint
+from ledger.log.merkle import leaf_hash, root_from_leaf_hashes
 from tests.conftest import execute_sql
 from tests.helpers import ingest, make_producers, night_batch
 
 
-@pytest.fixture
-def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(params=[3, 4, 8], ids=lambda n: f"ranges of {n}")
+def tiny_ranges(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Ranges of 3 rows, and of 4 and 8: a power of two, where each whole range is a
+    perfect subtree the worker hashes and the parent appends by its root (unless a
+    checkpoint's size falls inside it)."""
     monkeypatch.setattr(verify_mod, "PARALLEL_THRESHOLD", 0)
-    monkeypatch.setattr(verify_mod, "CHUNK", 3)
+    monkeypatch.setattr(verify_mod, "CHUNK", request.param)
 
 
 def _problems(ledger, workers: int) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
@@ -29,10 +36,14 @@ def test_parallel_equals_serial_on_clean_and_tampered_ledgers(ledger, tiny_range
     ingest(ledger.store, night_batch(ledger.store, p, rounds=6).lines())
     create_checkpoint(ledger.store, ledger.keys, ledger.public)
     ingest(ledger.store, night_batch(ledger.store, p, rounds=3).lines())
+    create_checkpoint(ledger.store, ledger.keys, ledger.public)
 
     serial, rep1 = _problems(ledger, 1)
     parallel, rep2 = _problems(ledger, 2)
     assert serial == parallel == [] and rep1.root == rep2.root and rep1.events == rep2.events
+    assert rep1.checkpoints_checked == rep2.checkpoints_checked == 2  # both checkpoints, matched
+    leaves = [leaf_hash(bytes.fromhex(orjson.loads(r.state)["hash"])) for r in ledger.store.rows()]
+    assert rep2.root == base64.b64encode(root_from_leaf_hashes(leaves)).decode()  # the tree, leaf by leaf
 
     rows = list(ledger.store.rows())
     col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"

@@ -18,6 +18,7 @@ from ledger.log.merkle import (
     ProofError,
     leaf_hash,
     node_hash,
+    perfect_root,
     verify_consistency,
     verify_inclusion,
 )
@@ -50,6 +51,33 @@ def test_compact_range_matches_tree_at_every_size() -> None:
     for i, leaf in enumerate(leaves):
         acc.append(leaf)
         assert acc.root() == tree.root(i + 1)
+
+
+def test_perfect_subtrees_appended_by_their_root_equal_their_leaves_rfc9162_2_1_1() -> None:
+    """``CompactRange.append_subtree`` (verify's workers hash whole ranges of 2**k rows)
+    gives the tree of the same leaves appended one by one, mixed with single leaves, and
+    refuses a subtree that would not start at a multiple of its width."""
+    hashes = [leaf_hash(bytes([i % 256, i // 256])) for i in range(200)]
+    tree = MerkleTree(hashes)
+    for height in (0, 1, 2, 3, 5):
+        width = 1 << height
+        acc = CompactRange()
+        i = 0
+        while i + width <= len(hashes):
+            acc.append_subtree(perfect_root(hashes[i:i + width]), height)
+            i += width
+            assert acc.size == i and acc.root() == tree.root(i)
+            if height and i % (2 * width) == 0 and i + 2 * width <= len(hashes):  # whole leaves between subtrees
+                for h in hashes[i:i + width]:
+                    acc.append_leaf_hash(h)
+                i += width
+                assert acc.root() == tree.root(i)
+    acc = CompactRange()
+    acc.append_leaf_hash(hashes[0])
+    with pytest.raises(ValueError, match="cannot start at leaf 1"):
+        acc.append_subtree(perfect_root(hashes[:4]), 2)
+    with pytest.raises(ValueError, match="power of two"):
+        perfect_root(hashes[:3])
 
 
 @pytest.mark.parametrize("size", range(1, 34))
