@@ -82,7 +82,7 @@ from projections.aml import NOT_COVERED, Scanner
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
-from projections.runner import CHUNK, Applier, ViewStore, catch_up
+from projections.runner import CHUNK, Applier, TableConfigs, ViewStore, catch_up
 from projections.table_chips import ChipBook
 from projections.views import Add, Context, Put
 
@@ -115,10 +115,12 @@ def view_differences(live: ViewStore, fresh: ViewStore, name: str, shown: int = 
     are missing. The first ``shown`` of each, in key order."""
     out: list[dict[str, Any]] = []
     for t in live.views[name].tables:
+        n = len(t.keys)
         matched, extra = 0, 0
         for page in live.table_pages(name, t.name):
+            theirs = fresh.rows_at(name, t.name, [row[:n] for row in page])  # a query per few hundred rows
             for row in page:
-                if fresh.row_at(name, t.name, row[:len(t.keys)]) == row:
+                if theirs.get(row[:n]) == row:
                     matched += 1
                     continue
                 extra += 1
@@ -129,11 +131,14 @@ def view_differences(live: ViewStore, fresh: ViewStore, name: str, shown: int = 
             continue
         missing = 0
         for page in fresh.table_pages(name, t.name):
+            ours = live.rows_at(name, t.name, [row[:n] for row in page])
             for row in page:
-                if missing < shown and live.row_at(name, t.name, row[:len(t.keys)]) != row:
+                if missing < shown and ours.get(row[:n]) != row:
                     missing += 1
                     out.append({"check": "projection", "stream": f"view:{t.name}", "seq": None,
                                 "reason": f"row {row} is missing"})
+            if missing >= shown:
+                break
     return out
 
 
@@ -215,6 +220,7 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
 
             # the views recomputed from zero in this same pass: every account's history
             views = Applier(fresh, ctx=ctx, observe=observe, hold_rounds=False)  # the rounds are walked below
+            configs = TableConfigs(store)  # the tables' configurations as the pass meets them: no query per round
             top = store.max_notification_id()
             fed = 0
             for row in store.rows():
@@ -225,11 +231,12 @@ def reconcile_day(store: Store, day: str, *, roots: TrustRoots | None = None, pu
                     open_rounds.setdefault(row.stream, []).append((row.seq, row.state, ev))
                 if ev is None:
                     continue  # named among the integrity discrepancies
+                configs.see(ev)
                 walked = None
                 if row.kind == "round.close.v1":  # walked once: for the checks below and for the views
                     held = sorted(open_rounds.pop(row.stream, []), key=lambda h: h[0])
                     events = [e if e is not None else event_from_stored(state) for _, state, e in held]
-                    walked = walk(events, store.event_at)
+                    walked = walk(events, configs)
                     if walked[0] is not None:
                         ctx.remember(row.stream, events, walked[0], bool(walked[1]))
                 views.feed(row.notification_id, ev)

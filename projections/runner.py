@@ -26,7 +26,7 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 
 from ledger.events import SignedEvent, event_from_stored
-from ledger.judges.round import walk
+from ledger.judges.round import CONFIG_KINDS, walk
 from ledger.store import DatabaseURL, Store
 from projections.views import VIEWS, Add, Context, Put, View
 
@@ -141,14 +141,25 @@ class ViewStore:
                 return
             after = rows[-1][:len(t.keys)]
 
-    def row_at(self, name: str, table: str, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """The row of a view's table with this key, or None."""
+    LOOKUP = 300
+    """Keys asked for in one query by ``rows_at`` (at most 3 key columns: 900 parameters,
+    under SQLite's oldest limit of 999)."""
+
+    def rows_at(self, name: str, table: str, keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        """The rows of a view's table with these keys (key -> row; a key with no row is
+        absent), a few hundred keys a query: what a comparison asks of a page of rows."""
         t = next(t for t in self.views[name].tables if t.name == table)
         ph = "%s" if self.postgres else "?"
-        where = " AND ".join(f"{k} = {ph}" for k in t.keys)
-        rows = self._fetch(f"SELECT {', '.join(list(t.keys) + list(t.columns))} FROM {self.table_name(table)}"
-                           f" WHERE {where}", key)
-        return rows[0] if rows else None
+        n = len(t.keys)
+        one = "(" + ", ".join([ph] * n) + ")"
+        cols = ", ".join(list(t.keys) + list(t.columns))
+        out: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        for i in range(0, len(keys), self.LOOKUP):
+            part = keys[i:i + self.LOOKUP]
+            rows = self._fetch(f"SELECT {cols} FROM {self.table_name(table)} WHERE ({', '.join(t.keys)}) IN"
+                               f" (VALUES {', '.join([one] * len(part))})", tuple(v for k in part for v in k))
+            out.update((r[:n], r) for r in rows)
+        return out
 
     def row_count(self, name: str, table: str) -> int:
         return int(self._fetch(f"SELECT count(*) FROM {self.table_name(table)}")[0][0])
@@ -171,6 +182,27 @@ class RunReport:
     events: int
 
 
+class TableConfigs:
+    """``event_at`` for walking rounds in a pass over the log (``walk``'s table
+    configuration): the configuration events the pass has fed (``see``), else the store.
+    A round's ``round.open`` cites a configuration stored before it, so a pass in log order
+    makes no query per round."""
+
+    def __init__(self, store: Store | None):
+        self.store = store
+        self.seen: dict[tuple[str, int], SignedEvent] = {}
+
+    def see(self, ev: SignedEvent) -> None:
+        if ev.kind in CONFIG_KINDS:
+            self.seen[(ev.stream, ev.seq)] = ev
+
+    def __call__(self, stream: str, seq: int) -> SignedEvent | None:
+        ev = self.seen.get((stream, seq))
+        if ev is None and self.store is not None:
+            ev = self.store.event_at(stream, seq)
+        return ev
+
+
 Accept = Callable[[int, str, int, str, bytes], bool]
 """(notification id, stream, seq, kind, stored bytes) -> whether the row counts."""
 
@@ -188,6 +220,7 @@ class Applier:
         self.vstore = vstore
         self.store = store
         self.held: dict[str, list[SignedEvent]] | None = {} if hold_rounds and store is not None else None
+        self.configs = TableConfigs(store)
         """Each open round's events as they are fed: at its close the round is walked from
         these (``Context.remember``) rather than read again, when they are all of it (from
         seq 1, none skipped); memory holds the rounds open at once. Off when the caller
@@ -207,8 +240,11 @@ class Applier:
 
     def feed(self, notification_id: int, ev: SignedEvent) -> None:
         """Apply one event (stored at ``notification_id``) to every view not past it."""
-        if self.held is not None and ev.stream.startswith("round:"):
-            self._hold(ev)
+        if self.held is not None:
+            if ev.stream.startswith("round:"):
+                self._hold(ev)
+            else:
+                self.configs.see(ev)
         seen: dict[str, list[Add | Put]] = {}
         for v in self.views:
             if notification_id > self.positions[v.name]:
@@ -226,7 +262,7 @@ class Applier:
             return
         del self.held[ev.stream]
         if [e.seq for e in events] == list(range(1, ev.seq + 1)):  # the whole round, as stored: walk it once here
-            rs, refused = walk(events, self.store.event_at)
+            rs, refused = walk(events, self.configs)
             if rs is not None:
                 self.ctx.remember(ev.stream, events, rs, bool(refused))
 

@@ -79,7 +79,9 @@ def test_a_tampered_view_row_is_named(ledger, day: str) -> None:  # type: ignore
         c.execute(f"UPDATE {vs.table_name('accounts')} SET deposits = deposits + 1")
     code, report = run(ledger, day)
     assert code == 1
-    assert any(d["check"] == "projection" and d["stream"] == "view:accounts" for d in report["discrepancies"])
+    reasons = [d["reason"] for d in report["discrepancies"] if d["check"] == "projection" and d["stream"] == "view:accounts"]
+    assert any("is not what the ledger gives" in r for r in reasons) and any(r.endswith("is missing") for r in reasons)
+    assert len(reasons) <= 40  # the first 20 of each, a page of keys looked up at a time (ViewStore.rows_at)
 
 
 def test_reconcile_reads_no_round_twice(ledger, day: str, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -93,3 +95,20 @@ def test_reconcile_reads_no_round_twice(ledger, day: str, monkeypatch: pytest.Mo
 
     report = reconcile_day(ledger.store, day)
     assert report["rounds_closed"] == 12 == report["rounds_reconciled"] and reads == []
+
+
+def test_reconcile_reads_no_table_configuration_per_round(ledger, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 point 3: a round is walked by the table configuration its round.open cites,
+    taken from the pass over the log (``runner.TableConfigs``), not read again per round."""
+    demo = CliRunner().invoke(main, ledger.cli_args() + ["demo", "--hands", "40", "--json"])
+    assert demo.exit_code == 0, demo.output
+    cited = [r for r in ledger.store.rows_of_kind("round.open.v1") if b'"config":' in r.state]
+    reads: list[tuple[str, int]] = []
+    at = ledger.store.event_at
+    monkeypatch.setattr(ledger.store, "event_at", lambda stream, seq: reads.append((stream, seq)) or at(stream, seq))
+    from projections.reconcile import reconcile_day
+
+    day = ledger.store.rows_of_kind("round.close.v1")[-1].state.split(b'"at":"')[1][:10].decode()
+    report = reconcile_day(ledger.store, day)
+    assert report["rounds_reconciled"] == report["rounds_closed"] > 0 and report["discrepancies"] == []
+    assert len(cited) >= 40 and not [r for r in reads if r[0].startswith("table:")]
