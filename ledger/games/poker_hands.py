@@ -92,8 +92,11 @@ def high_key(cards: Sequence[str], _id: dict[str, int] = _CARD_ID, _seven: Any =
     (larger is better, equal exactly on a tie): what the poker engine compares at showdown.
     Same ranking as ``high_rank`` (which also names the hand), several times faster. Seven
     cards (hold'em, stud at showdown) take the unrolled path."""
-    if len(cards) == 7:
+    try:  # seven cards unpack: no len() call on the common path
         a, b, c, d, e, f, g = cards
+    except ValueError:
+        pass
+    else:
         seven: int = _seven(_id[a], _id[b], _id[c], _id[d], _id[e], _id[f], _id[g])
         return -seven
     evaluate = _PH_EVAL.get(len(cards))
