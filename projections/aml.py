@@ -39,16 +39,17 @@ Rules and default thresholds (``AmlConfig``), with where they come from:
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ledger.events import SignedEvent, event_from_stored
 from ledger.refs import event_ref
 from ledger.store import Store
-from ledger.timeutil import gaming_day, parse_utc
+from ledger.timeutil import gaming_day, parse_utc, parse_utc_trusted
 from projections.aml_poker import dumping_plays
 from projections.money import round_money, show
 from projections.views import Context
@@ -86,15 +87,47 @@ class Flag:
         return asdict(self)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Cash:
-    ev: SignedEvent
+    at: str
     amount: int
     deposit: bool
+    ref: str
 
-    @property
-    def ref(self) -> str:
-        return event_ref(self.ev.stream, self.ev.seq)
+
+class _Wagers:
+    """What one player wagered in one currency, as the cash rules read it: a total per
+    gaming day (``minimal_play``) and each closed round's wager at its time, as epoch
+    microseconds beside the amount in two machine arrays (``rapid_in_out`` sums those in a
+    window), 16 bytes a round: reconciliation's memory follows the players, not the day's
+    rounds. The rules cite the cash events, never a wager's round, so none is kept."""
+
+    __slots__ = ("days", "times", "amounts")
+
+    def __init__(self) -> None:
+        self.days: dict[str, int] = {}
+        self.times = array("q")
+        self.amounts = array("q")
+
+    def add(self, at: str, amount: int) -> None:
+        day = gaming_day(at)
+        self.days[day] = self.days.get(day, 0) + amount
+        self.times.append(_micros(parse_utc_trusted(at)))
+        self.amounts.append(amount)
+
+    def between(self, t0: datetime, t1: datetime) -> int:
+        """The wagers of rounds closed from ``t0`` to ``t1``, both included."""
+        lo, hi = _micros(t0), _micros(t1)
+        return sum(a for t, a in zip(self.times, self.amounts, strict=True) if lo <= t <= hi)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    """A UTC time as whole microseconds since 1970 (a ledger time has at most six fraction
+    digits: ``ledger.timeutil``), so comparing these is comparing the times."""
+    return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
 def scan(events: Iterable[SignedEvent], ctx: Context, config: AmlConfig | None = None) -> list[Flag]:
@@ -113,9 +146,9 @@ class Scanner:
         self.ctx, self.cfg = ctx, config or AmlConfig()
         # every sum is of one currency (or chip unit): keys carry it
         self.cash: dict[tuple[str, str], list[_Cash]] = defaultdict(list)  # (player, currency)
-        self.wagers: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)  # -> (at, wagered, round)
-        # (day, from, to, currency) -> amounts; the same with dumping plays
-        self.flows: dict[tuple[str, str, str, str], list[tuple[int, str]]] = defaultdict(list)
+        self.wagers: dict[tuple[str, str], _Wagers] = defaultdict(_Wagers)  # (player, currency)
+        # (day, from, to, currency) -> what flowed from one player to another; each dumping play's share
+        self.flows: dict[tuple[str, str, str, str], int] = defaultdict(int)
         self.dumps: dict[tuple[str, str, str, str], list[tuple[int, str, str]]] = defaultdict(list)
         # (day, from, to, currency) -> (amount, beneficiary type, ref)
         self.transfers: dict[tuple[str, str, str, str], list[tuple[int, str, str]]] = defaultdict(list)
@@ -129,7 +162,7 @@ class Scanner:
         transfers, location, abroad = self.transfers, self.location, self.abroad
         if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
             cash[(ev.stream.split(":", 1)[1], ev.payload["currency"])].append(
-                _Cash(ev, ev.payload["amount"], ev.kind == "cash.deposit.v1"))
+                _Cash(ev.at, ev.payload["amount"], ev.kind == "cash.deposit.v1", event_ref(ev.stream, ev.seq)))
         elif ev.kind == "cash.transfer.v1":
             p = ev.payload
             transfers[(gaming_day(ev.at), ev.stream.split(":", 1)[1], p["beneficiary"], p["currency"])].append(
@@ -142,7 +175,7 @@ class Scanner:
             ref = event_ref(ev.stream, ev.seq)
             currency = ctx.currency(opening.payload["table"], opening.at)
             for player, amount in money.wagered.items():
-                wagers[(player, currency)].append((ev.at, amount, ref))
+                wagers[(player, currency)].add(ev.at, amount)
                 country, where = location.get(player, ("", ""))
                 if country in cfg.restricted_jurisdictions:
                     abroad[(player, gaming_day(ev.at), currency)].append((amount, ref, (where, country)))
@@ -157,14 +190,14 @@ class Scanner:
                 for loser, lost in losers.items():
                     for winner, gain in winners.items():
                         share = lost * gain // won
-                        flows[(gaming_day(ev.at), loser, winner, currency)].append((share, ref))
+                        flows[(gaming_day(ev.at), loser, winner, currency)] += share
                         if loser in dumped:
                             dumps[(gaming_day(ev.at), loser, winner, currency)].append((share, ref, dumped[loser]))
 
     def flags(self) -> list[Flag]:
         flags: list[Flag] = []
         for (player, currency), items in sorted(self.cash.items()):
-            flags += _cash_rules(player, currency, items, self.wagers.get((player, currency), []), self.cfg)
+            flags += _cash_rules(player, currency, items, self.wagers.get((player, currency)) or _Wagers(), self.cfg)
         flags += _dumping(self.dumps, self.flows, self.cfg)
         flags += _third_party(self.transfers, self.cfg)
         for (player, day, currency), rounds in sorted(self.abroad.items()):
@@ -178,8 +211,7 @@ class Scanner:
         return flags
 
 
-def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: list[tuple[str, int, str]],
-                cfg: AmlConfig) -> list[Flag]:
+def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: _Wagers, cfg: AmlConfig) -> list[Flag]:
     """The cash rules over one player's movements in one currency (thresholds in its minor units)."""
     out: list[Flag] = []
 
@@ -187,7 +219,7 @@ def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: list[tup
         return show(amount, currency)
     by_day: dict[str, list[_Cash]] = defaultdict(list)
     for c in items:
-        by_day[gaming_day(c.ev.at)].append(c)
+        by_day[gaming_day(c.at)].append(c)
     for day, day_items in sorted(by_day.items()):
         for deposit, label in ((True, "cash in"), (False, "cash out")):
             chosen = [c for c in day_items if c.deposit == deposit]
@@ -198,7 +230,7 @@ def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: list[tup
                                 f" {m(cfg.report_threshold)}", [c.ref for c in chosen], currency))
         ins = sum(c.amount for c in day_items if c.deposit)
         outs = [c for c in day_items if not c.deposit]
-        wagered = sum(w for at, w, _ in wagers if gaming_day(at) == day)
+        wagered = wagers.days.get(day, 0)
         if ins and outs and wagered < cfg.minimal_play_ratio * ins:
             out.append(Flag("minimal_play", [player], ins, day,
                             f"cash in {m(ins)} and out {m(sum(c.amount for c in outs))} the same day with only"
@@ -209,22 +241,22 @@ def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: list[tup
     for i, first in enumerate(near):
         if first.ref in used:
             continue
-        start = parse_utc(first.ev.at)
-        window = [c for c in near[i:] if parse_utc(c.ev.at) - start <= timedelta(hours=24)]
+        start = parse_utc(first.at)
+        window = [c for c in near[i:] if parse_utc(c.at) - start <= timedelta(hours=24)]
         total = sum(c.amount for c in window)
         if len(window) >= 2 and total > cfg.report_threshold:
             used |= {c.ref for c in window}
-            out.append(Flag("structuring", [player], total, gaming_day(first.ev.at),
+            out.append(Flag("structuring", [player], total, gaming_day(first.at),
                             f"{len(window)} cash transactions within 24 h, each just under the threshold"
                             f" {m(cfg.report_threshold)}, {m(total)} together", [c.ref for c in window], currency))
     for d in (c for c in items if c.deposit):
-        t0 = parse_utc(d.ev.at)
+        t0 = parse_utc(d.at)
         for w in (c for c in items if not c.deposit):
-            t1 = parse_utc(w.ev.at)
+            t1 = parse_utc(w.at)
             if timedelta(0) <= t1 - t0 <= timedelta(minutes=cfg.rapid_minutes) and d.amount * 2 >= w.amount:
-                played = sum(x for at, x, _ in wagers if t0 <= parse_utc(at) <= t1)
+                played = wagers.between(t0, t1)
                 if played < cfg.minimal_play_ratio * d.amount:
-                    out.append(Flag("rapid_in_out", [player], w.amount, gaming_day(d.ev.at),
+                    out.append(Flag("rapid_in_out", [player], w.amount, gaming_day(d.at),
                                     f"cash out {m(w.amount)} {int((t1 - t0).total_seconds() // 60)} min after cash"
                                     f" in {m(d.amount)}, with {m(played)} wagered between", [d.ref, w.ref],
                                     currency))
@@ -233,11 +265,11 @@ def _cash_rules(player: str, currency: str, items: list[_Cash], wagers: list[tup
 
 
 def _dumping(dumps: dict[tuple[str, str, str, str], list[tuple[int, str, str]]],
-             flows: dict[tuple[str, str, str, str], list[tuple[int, str]]], cfg: AmlConfig) -> list[Flag]:
+             flows: dict[tuple[str, str, str, str], int], cfg: AmlConfig) -> list[Flag]:
     out: list[Flag] = []
     for (day, loser, winner, currency), items in sorted(dumps.items()):
         forward = sum(a for a, _, _ in items)
-        back = sum(a for a, _ in flows.get((day, winner, loser, currency), []))
+        back = flows.get((day, winner, loser, currency), 0)
         if len(items) >= cfg.dumping_hands and forward > 0 and forward >= cfg.dumping_ratio * back:
             out.append(Flag("chip_dumping", [loser, winner], forward, day,
                             f"{loser} lost {show(forward, currency)} to {winner} over {len(items)} hands with dumping"

@@ -19,21 +19,26 @@ from typing import Any
 from ledger.events import SignedEvent
 from ledger.games import ENGINES
 from ledger.refs import event_ref
+from ledger.timeutil import parse_utc_trusted
 
 
 @dataclass
 class RulingBook:
-    rounds: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # stream -> (game, opened, closed)
+    rounds: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """stream -> (opened, closed) of the rounds of games whose players play each other
+    (``banking == "pool"``): the only ones a crash's refund policy is checked for, so the
+    others are not kept."""
     rulings: list[dict[str, Any]] = field(default_factory=list)
     crashes: list[tuple[str, str]] = field(default_factory=list)  # (incident ref, started) of the day
 
     def opened(self, stream: str, game: str, at: str) -> None:
-        self.rounds[stream] = (game, at, None)
+        engine = ENGINES.get(game)
+        if engine is not None and engine.banking == "pool":  # 000 refund policy: cash games players play each other
+            self.rounds[stream] = (at, None)
 
     def closed(self, stream: str, at: str) -> None:
         if stream in self.rounds:
-            game, opened, _ = self.rounds[stream]
-            self.rounds[stream] = (game, opened, at)
+            self.rounds[stream] = (self.rounds[stream][0], at)
 
     def record(self, stream: str, seq: int, kind: str, payload: dict[str, Any], at: str, on_day: bool) -> None:
         if kind == "incident.server_crash.v1":
@@ -50,11 +55,10 @@ class RulingBook:
         out: list[dict[str, Any]] = []
         for ref, started in self.crashes:
             rolled = {r["round"] for r in self.rulings if r["effect"] == "rollback" and ref in r["acts_on"]}
-            for stream, (game, opened, closed) in sorted(self.rounds.items()):
-                in_progress = opened <= started and (closed is None or closed > started)
-                engine = ENGINES.get(game)
-                pool = engine is not None and engine.banking == "pool"  # 000 refund policy: cash games players play each other
-                if pool and in_progress and stream not in rolled:
+            began = parse_utc_trusted(started)
+            for stream, (opened, closed) in sorted(self.rounds.items()):  # compared as instants, not as text
+                in_progress = parse_utc_trusted(opened) <= began and (closed is None or parse_utc_trusted(closed) > began)
+                if in_progress and stream not in rolled:
                     out.append({"check": "rulings", "stream": stream, "seq": None,
                                 "reason": f"in progress when the server crash {ref} began ({started}) but not"
                                           " rolled back to its starting stacks (000 refund policy)"})

@@ -591,3 +591,21 @@ def test_a_third_flying_action_folds_the_hand_001(ledger) -> None:  # type: igno
     _flying(room, b, "call", 10)
     room.store(b)
     assert not _stud(ledger).in_hand[1]
+
+
+def test_a_hand_in_progress_at_a_crash_is_judged_by_instants_not_text_000_refund_policy() -> None:
+    """000 refund policy: the hands in progress when the disruption started. "…21:00:00Z"
+    sorts after "…21:00:00.5Z" as text; as instants it is before it. Only games whose
+    players play each other (poker) are kept by the book (``RulingBook.opened``)."""
+    from projections.rulings_check import RulingBook
+
+    book = RulingBook()
+    book.opened("round:after", "poker", f"{DAY}T21:00:00.500000Z")  # began after the crash began
+    book.opened("round:before", "poker", f"{DAY}T20:59:59.500000Z")
+    book.opened("round:done", "poker", f"{DAY}T20:00:00Z")
+    book.closed("round:done", f"{DAY}T20:59:59.999999Z")
+    book.opened("round:bank", "baccarat", f"{DAY}T20:00:00Z")  # the house banks it: no refund rule here
+    book.record("incident:crash-1", 1, "incident.server_crash.v1", {"started": f"{DAY}T21:00:00Z"}, f"{DAY}T21:05:00Z",
+                True)
+    assert set(book.rounds) == {"round:after", "round:before", "round:done"}
+    assert [p["stream"] for p in book.problems(lambda stream: None)] == ["round:before"]
