@@ -97,10 +97,11 @@ def test_reconcile_reads_no_round_twice(ledger, day: str, monkeypatch: pytest.Mo
     assert report["rounds_closed"] == 12 == report["rounds_reconciled"] and reads == []
 
 
-def test_reconcile_reads_no_table_configuration_per_round(ledger, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_reconcile_reads_no_table_configuration_per_round(ledger, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                                         tmp_path: Path) -> None:
     """Issue 16 point 3: a round is walked by the table configuration its round.open cites,
     taken from the pass over the log (``runner.TableConfigs``), not read again per round."""
-    demo = CliRunner().invoke(main, ledger.cli_args() + ["demo", "--hands", "40", "--json"])
+    demo = CliRunner().invoke(main, ledger.cli_args() + ["demo", "--hands", "40", "-o", str(tmp_path / "o"), "--json"])
     assert demo.exit_code == 0, demo.output
     cited = [r for r in ledger.store.rows_of_kind("round.open.v1") if b'"config":' in r.state]
     reads: list[tuple[str, int]] = []
