@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import gc
+import hashlib
 import multiprocessing
 import os
 import time
@@ -170,6 +171,9 @@ class RangeResult:
     round.open is in an earlier range: the parent checks their scope."""
     subroot: bytes = b""
     """The root of the range's leaves when it holds CHUNK of them (a perfect subtree)."""
+    closes: list[str] = field(default_factory=list)
+    """Round streams whose ``round.close.v1`` is here: nothing may follow it (the round
+    judge), so the parent keeps no chain head for them once the range is merged."""
 
 
 def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None) -> None:
@@ -309,8 +313,13 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     problems: list[tuple[str, str]] = []  # the current row's, emptied after each row
     opens: dict[str, str] = {}
     deferred: list[tuple[str, int, int, str, str]] = []
+    closes: set[str] = set()
     for nid, stream, seq, kind, state in rows:
         claimed, prev = _check_row(stream, seq, kind, state, ring, deep, problems, nid, opens, deferred)
+        if stream in closes:
+            problems.append(("chain", _AFTER_CLOSE))
+        elif kind == "round.close.v1" and stream.startswith("round:"):
+            closes.add(stream)
         try:
             leaves += leaf_hash(bytes.fromhex(claimed)) if len(claimed) == 64 else leaf_hash(claimed.encode())
         except ValueError:
@@ -338,7 +347,15 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     leaf_bytes = bytes(leaves)
     whole = len(rows) == CHUNK and not CHUNK & (CHUNK - 1)  # a perfect subtree (tests set other sizes)
     subroot = perfect_root([leaf_bytes[i:i + 32] for i in range(0, len(leaf_bytes), 32)]) if whole else b""
-    return RangeResult(len(rows), leaf_bytes, first, last, out, starts, opens, deferred, subroot)
+    return RangeResult(len(rows), leaf_bytes, first, last, out, starts, opens, deferred, subroot, list(closes))
+
+
+_AFTER_CLOSE = ("an event of a round after its round.close: nothing may follow a round's close (ingest refuses it),"
+                " so it was written behind the ledger's back")
+
+
+def _name_digest(stream: str) -> bytes:
+    return hashlib.blake2b(stream.encode(), digest_size=16).digest()
 
 
 def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple[str, str] | None:
@@ -654,6 +671,10 @@ def verify_ledger(
 
     heads: dict[str, tuple[int, str]] = {}
     round_table: dict[str, str] = {}
+    closed: set[bytes] = set()
+    """A 16-byte digest of each closed round's name, in place of its head and table: the
+    parent's memory follows the rounds open at once and the venue's other streams, not
+    every round of the ledger; a row of a closed round in a later range is still named."""
     tree = CompactRange()
     expected = [min(CHUNK, total - i) for i in range(0, total, CHUNK)]
     for n, part in enumerate(_results(store, ring, scan.ranges, workers, deep)):
@@ -671,13 +692,22 @@ def verify_ledger(
             if stream in heads:
                 report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or repeated",
                                    stream, 1, nid))
+            elif closed and _name_digest(stream) in closed:
+                report.add(Problem("chain", _AFTER_CLOSE, stream, 1, nid))
         for stream, (seq, prev, nid) in part.first.items():
+            if stream not in heads and closed and _name_digest(stream) in closed:
+                report.add(Problem("chain", _AFTER_CLOSE, stream, seq, nid))
+                continue
             problem = _chain_problem(heads.get(stream), seq, prev)
             if problem:
                 report.add(Problem(problem[0], problem[1], stream, seq, nid))
         for stream, (seq, claimed) in part.last.items():
             before = heads.get(stream)
             heads[stream] = (max(seq, before[0]) if before else seq, claimed)
+        for stream in part.closes:
+            if heads.pop(stream, None) is not None:
+                round_table.pop(stream, None)
+                closed.add(_name_digest(stream))
         leaves = part.leaves
         if part.subroot and tree.size % CHUNK == 0 and not any(tree.size < size < tree.size + CHUNK for size in targets):
             tree.append_subtree(part.subroot, CHUNK.bit_length() - 1)  # no checkpoint inside: one hash for the range
@@ -714,7 +744,7 @@ def verify_ledger(
         t.matched = True
     _keyring_claims(ring_rows, scan.positions, targets, report)
     _accept(report, targets, roots, tree.size)
-    report.streams = len(heads)
+    report.streams = len(heads) + len(closed)
     report.tree_size = tree.size
     report.root = base64.b64encode(tree.root()).decode()
     report.decide()

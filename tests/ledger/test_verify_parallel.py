@@ -61,3 +61,31 @@ def test_parallel_equals_serial_on_clean_and_tampered_ledgers(ledger, tiny_range
     assert ("chain", victim.stream, 2) in checks
     assert ("hash", "account:P1", 2) in checks
     assert any(c == "checkpoint" for c, _, _ in checks)
+
+
+@pytest.mark.parametrize("later", [True, False], ids=["in a later range", "in the same range"])
+def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool) -> None:  # type: ignore[no-untyped-def]
+    """Nothing may follow a round's close (ledger.judges.round): an event written after it
+    behind ingest's back, correctly linked and signed with the real (stolen) dealer key, is
+    named by verify, whether it lands in the close's range of rows or a later one (where
+    verify keeps no chain head for the closed round)."""
+    from ledger.events import sign_event
+
+    p = make_producers(ledger)
+    ingest(ledger.store, night_batch(ledger.store, p, rounds=6).lines())
+    head = next(r for r in ledger.store.rows() if r.kind == "round.close.v1")
+    closed = ledger.store.head(head.stream)
+    assert closed is not None and closed.kind == "round.close.v1"
+    if later:
+        ingest(ledger.store, night_batch(ledger.store, p, rounds=3).lines())  # rows between: a later range
+    else:
+        verify_mod.CHUNK = 4096  # restored by the fixture's monkeypatch: one range holds the close and the forgery
+    ev = sign_event(p.dealer, ledger=closed.ledger, stream=closed.stream, seq=closed.seq + 1, kind="round.close.v1",
+                    payload={"status": "void"}, prev=closed.hash, at=closed.at)
+    execute_sql(ledger.store,
+                f"INSERT INTO {ledger.store.events_table} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)",
+                (ev.stream, ev.seq, ev.kind, ev.encoded()))
+    serial, rep1 = _problems(ledger, 1)
+    parallel, rep2 = _problems(ledger, 2)
+    assert serial == parallel and rep1.streams == rep2.streams
+    assert [(c, s, q) for c, s, q, r in parallel if "after its round.close" in r] == [("chain", closed.stream, closed.seq + 1)]
