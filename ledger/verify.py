@@ -39,6 +39,7 @@ checks run in the parent as results come back in order.
 from __future__ import annotations
 
 import base64
+import bisect
 import gc
 import hashlib
 import multiprocessing
@@ -669,6 +670,7 @@ def verify_ledger(
         workers = 1
     report.workers = workers
 
+    sizes = sorted(targets)
     heads: dict[str, tuple[int, str]] = {}
     round_table: dict[str, str] = {}
     closed: set[bytes] = set()
@@ -709,23 +711,14 @@ def verify_ledger(
                 round_table.pop(stream, None)
                 closed.add(_name_digest(stream))
         leaves = part.leaves
-        if part.subroot and tree.size % CHUNK == 0 and not any(tree.size < size < tree.size + CHUNK for size in targets):
+        k = bisect.bisect_right(sizes, tree.size)
+        if part.subroot and tree.size % CHUNK == 0 and not (k < len(sizes) and sizes[k] < tree.size + CHUNK):
             tree.append_subtree(part.subroot, CHUNK.bit_length() - 1)  # no checkpoint inside: one hash for the range
             leaves = b""
-            for t in targets.get(tree.size, ()):
-                report.checkpoints_checked += 1
-                if tree.root() != t.checkpoint.root:
-                    report.add(_mismatch(t))
-                else:
-                    t.matched = True
+            _compare(tree, targets, report)
         for i in range(0, len(leaves), 32):
             tree.append_leaf_hash(leaves[i:i + 32])
-            for t in targets.get(tree.size, ()):
-                report.checkpoints_checked += 1
-                if tree.root() != t.checkpoint.root:
-                    report.add(_mismatch(t))
-                else:
-                    t.matched = True
+            _compare(tree, targets, report)
         report.events += part.count
         if progress:
             progress(report.events, total)
@@ -757,10 +750,16 @@ def verify_ledger(
     return report
 
 
-def _mismatch(t: Target) -> Problem:
-    return Problem("checkpoint", f"the first {t.checkpoint.size} events no longer hash to the root signed in"
-                                 f" {t.source}: an event at or before that point was changed, removed, inserted or"
-                                 " reordered")
+def _compare(tree: CompactRange, targets: dict[int, list[Target]], report: VerifyReport) -> None:
+    """The tree at its current size against every checkpoint of that size."""
+    for t in targets.get(tree.size, ()):
+        report.checkpoints_checked += 1
+        if tree.root() == t.checkpoint.root:
+            t.matched = True
+            continue
+        report.add(Problem("checkpoint", f"the first {t.checkpoint.size} events no longer hash to the root signed in"
+                                         f" {t.source}: an event at or before that point was changed, removed, inserted"
+                                         " or reordered"))
 
 
 def _keyring_claims(ring_rows: list[Row], positions: dict[int, int], targets: dict[int, list[Target]],
