@@ -15,6 +15,7 @@ For every stored event, in notification order:
 - scope: the key may write where the event is (``ledger.scope``), by the scope in force
   at the event's time; a round event is at the table its round.open names;
 - chain: seq follows 1, 2, 3... within the stream and ``prev`` is the previous hash;
+  nothing follows a round's ``round.close.v1`` (ingest refuses it: ``ledger.judges.round``);
 - tree: the RFC 9162 root after each checkpointed size equals that checkpoint's root,
   for checkpoints stored in the ledger and published as files; a checkpoint larger than
   the ledger means events were cut from the tail;
@@ -32,8 +33,11 @@ The verdict is OK only when nothing is wrong, the roots are pinned and at least 
 accepted checkpoint anchors the tree; FAILED when something is wrong; otherwise
 UNVERIFIED, naming what was missing.
 
-Hash and signature checks (the cost) run in worker processes, one per core; ordering
-checks run in the parent as results come back in order.
+Hash and signature checks (the cost) run in worker processes, one per core, each on a
+range of CHUNK rows whose subtree root it also computes; ordering checks run in the
+parent as results come back in order. The parent keeps a chain head per stream only
+until a round closes: its memory follows the rounds open at once and the venue's other
+streams, not the ledger's length.
 """
 
 from __future__ import annotations
