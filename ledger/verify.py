@@ -694,20 +694,25 @@ def verify_ledger(
             problem = scope_problem_at(ring.keys.get(key_id), stream, {}, at, round_table.get(stream, ""))
             if problem:
                 report.add(Problem(problem[0], problem[1], stream, seq, nid))
+        after_close: set[str] = set()  # closed rounds with rows here: they stay closed, and named each time
         for stream, nid in part.starts:
             if stream in heads:
                 report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or repeated",
                                    stream, 1, nid))
             elif closed and _name_digest(stream) in closed:
                 report.add(Problem("chain", _AFTER_CLOSE, stream, 1, nid))
+                after_close.add(stream)
         for stream, (seq, prev, nid) in part.first.items():
             if stream not in heads and closed and _name_digest(stream) in closed:
                 report.add(Problem("chain", _AFTER_CLOSE, stream, seq, nid))
+                after_close.add(stream)
                 continue
             problem = _chain_problem(heads.get(stream), seq, prev)
             if problem:
                 report.add(Problem(problem[0], problem[1], stream, seq, nid))
         for stream, (seq, claimed) in part.last.items():
+            if stream in after_close:
+                continue
             before = heads.get(stream)
             heads[stream] = (max(seq, before[0]) if before else seq, claimed)
         for stream in part.closes:

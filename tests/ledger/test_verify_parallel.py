@@ -80,12 +80,19 @@ def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool
         ingest(ledger.store, night_batch(ledger.store, p, rounds=3).lines())  # rows between: a later range
     else:
         verify_mod.CHUNK = 4096  # restored by the fixture's monkeypatch: one range holds the close and the forgery
-    ev = sign_event(p.dealer, ledger=closed.ledger, stream=closed.stream, seq=closed.seq + 1, kind="round.close.v1",
-                    payload={"status": "void"}, prev=closed.hash, at=closed.at)
-    execute_sql(ledger.store,
-                f"INSERT INTO {ledger.store.events_table} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)",
-                (ev.stream, ev.seq, ev.kind, ev.encoded()))
+    forged = []
+    for n in (1, 2):  # two rows, each linked to the one before: the second lands in yet another range
+        ev = sign_event(p.dealer, ledger=closed.ledger, stream=closed.stream, seq=closed.seq + n, kind="round.open.v1",
+                        payload={"table": "bac-1", "game": "fan-tan", "rules": {"decks": 8}},
+                        prev=forged[-1].hash if forged else closed.hash, at=closed.at)
+        forged.append(ev)
+        execute_sql(ledger.store,
+                    f"INSERT INTO {ledger.store.events_table} (originator_id, originator_version, topic, state)"
+                    " VALUES (?,?,?,?)", (ev.stream, ev.seq, ev.kind, ev.encoded()))
+        if later:
+            ingest(ledger.store, night_batch(ledger.store, p, rounds=2).lines())
     serial, rep1 = _problems(ledger, 1)
     parallel, rep2 = _problems(ledger, 2)
     assert serial == parallel and rep1.streams == rep2.streams
-    assert [(c, s, q) for c, s, q, r in parallel if "after its round.close" in r] == [("chain", closed.stream, closed.seq + 1)]
+    assert [(c, s, q) for c, s, q, r in parallel if "after its round.close" in r] == [
+        ("chain", closed.stream, closed.seq + 1), ("chain", closed.stream, closed.seq + 2)]
