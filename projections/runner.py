@@ -220,11 +220,11 @@ class Applier:
         self.vstore = vstore
         self.store = store
         self.held: dict[str, list[SignedEvent]] | None = {} if hold_rounds and store is not None else None
-        self.configs = TableConfigs(store)
         """Each open round's events as they are fed: at its close the round is walked from
         these (``Context.remember``) rather than read again, when they are all of it (from
         seq 1, none skipped); memory holds the rounds open at once. Off when the caller
         walks the rounds itself (reconciliation)."""
+        self.configs = TableConfigs(store)  # the table configurations those walks cite, as fed
         self.views = [vstore.views[n] for n in (names or vstore.views)]
         self.starts = {v.name: vstore.position(v.name) for v in self.views}
         self.positions = dict(self.starts)
