@@ -64,7 +64,7 @@ from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.keys import verify_signature, verify_signatures
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
-from ledger.log.merkle import CompactRange, leaf_hash, perfect_root
+from ledger.log.merkle import CompactRange, leaf_hash, root_from_leaf_hashes
 from ledger.log.note import (
     Checkpoint,
     NoteError,
@@ -351,7 +351,7 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
             problems.clear()
     leaf_bytes = bytes(leaves)
     whole = len(rows) == CHUNK and not CHUNK & (CHUNK - 1)  # a perfect subtree (tests set other sizes)
-    subroot = perfect_root([leaf_bytes[i:i + 32] for i in range(0, len(leaf_bytes), 32)]) if whole else b""
+    subroot = root_from_leaf_hashes([leaf_bytes[i:i + 32] for i in range(0, len(leaf_bytes), 32)]) if whole else b""
     return RangeResult(len(rows), leaf_bytes, first, last, out, starts, opens, deferred, subroot, list(closes))
 
 

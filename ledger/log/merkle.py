@@ -35,17 +35,6 @@ def _split(n: int) -> int:
     return 1 << ((n - 1).bit_length() - 1)
 
 
-def perfect_root(hashes: Sequence[bytes]) -> bytes:
-    """Root of a perfect tree (``len(hashes)`` a power of two) over leaf hashes, a level
-    at a time."""
-    level = list(hashes)
-    if not level or len(level) & (len(level) - 1):
-        raise ValueError(f"a perfect tree has a power of two leaves, not {len(level)}")
-    while len(level) > 1:
-        level = [_sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level), 2)]
-    return level[0]
-
-
 def root_from_leaf_hashes(hashes: Sequence[bytes]) -> bytes:
     """Merkle Tree Hash of already leaf-hashed entries (RFC 9162 2.1.1)."""
     if not hashes:
