@@ -64,7 +64,8 @@ def test_parallel_equals_serial_on_clean_and_tampered_ledgers(ledger, tiny_range
 
 
 @pytest.mark.parametrize("later", [True, False], ids=["in a later range", "in the same range"])
-def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool) -> None:  # type: ignore[no-untyped-def]
+def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool,  # type: ignore[no-untyped-def]
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing may follow a round's close (ledger.judges.round): an event written after it
     behind ingest's back, correctly linked and signed with the real (stolen) dealer key, is
     named by verify, whether it lands in the close's range of rows or a later one (where
@@ -79,7 +80,7 @@ def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool
     if later:
         ingest(ledger.store, night_batch(ledger.store, p, rounds=3).lines())  # rows between: a later range
     else:
-        verify_mod.CHUNK = 4096  # restored by the fixture's monkeypatch: one range holds the close and the forgery
+        monkeypatch.setattr(verify_mod, "CHUNK", 4096)  # one range holds the close and the forgery
     forged = []
     for n in (1, 2):  # two rows, each linked to the one before: the second lands in yet another range
         ev = sign_event(p.dealer, ledger=closed.ledger, stream=closed.stream, seq=closed.seq + n, kind="round.open.v1",
