@@ -9,6 +9,7 @@ timestamps are refused. Game issues add their kinds with ``register_kind``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -31,7 +32,7 @@ ROLES = (
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 def _utc(value: str) -> str:
@@ -288,16 +289,76 @@ class KindSpec:
     roles: frozenset[str]
 
 
-KINDS: dict[str, KindSpec] = {}
+class KindRegistry(Mapping[str, KindSpec]):
+    """Every kind by name, read like a dict. The ledger's own kinds register when their
+    modules are imported; a module that registers many kinds nobody may need (a game's)
+    can instead be imported on the first lookup of one of them: ``add_source`` (issue 16
+    point 7, kinds on first use). Iterating, counting or looking up a kind that is
+    still unknown imports everything the sources hold first, so the registry never
+    answers "no such kind" for a kind that a module of this ledger would register."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, KindSpec] = {}
+        self._sources: list[Callable[[str | None], None]] = []
+
+    def add_source(self, load: Callable[[str | None], None]) -> None:
+        """``load(name)`` imports what registers kind ``name``, at least; ``load(None)``
+        imports all it knows. It may import more than asked, never less."""
+        self._sources.append(load)
+
+    def _load(self, name: str | None) -> None:
+        sources, self._sources = self._sources, []
+        try:
+            for load in sources:
+                load(name)
+        finally:
+            self._sources = sources + self._sources
+        if name is None:  # everything is registered: nothing more to load, ever
+            self._sources = []
+
+    def register(self, spec: KindSpec) -> None:
+        if spec.name in self._specs:
+            raise ValueError(f"kind {spec.name} is already registered")
+        self._specs[spec.name] = spec
+
+    def get(self, name: str, default: KindSpec | None = None) -> KindSpec | None:  # type: ignore[override]  # one signature
+        spec = self._specs.get(name)
+        if spec is None and self._sources:
+            self._load(name)
+            spec = self._specs.get(name)
+            if spec is None:  # not where its name points: everything, once
+                self._load(None)
+                spec = self._specs.get(name)
+        return default if spec is None else spec
+
+    def __getitem__(self, name: str) -> KindSpec:
+        spec = self.get(name)
+        if spec is None:
+            raise KeyError(name)
+        return spec
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        if self._sources:
+            self._load(None)
+        return iter(list(self._specs))
+
+    def __len__(self) -> int:
+        if self._sources:
+            self._load(None)
+        return len(self._specs)
+
+
+KINDS = KindRegistry()
 
 
 def register_kind(name: str, model: type[BaseModel], stream_type: str, roles: tuple[str, ...]) -> None:
-    if name in KINDS:
-        raise ValueError(f"kind {name} is already registered")
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"unknown roles {sorted(unknown)}")
-    KINDS[name] = KindSpec(name, model, stream_type, frozenset(roles))
+    KINDS.register(KindSpec(name, model, stream_type, frozenset(roles)))
 
 
 def stream_type_of(stream: str) -> str:

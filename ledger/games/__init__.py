@@ -36,14 +36,18 @@ plus its test and its documentation; the registry below is read everywhere else.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ledger.events import EventError, describe_validation_error
+from ledger.kinds import KINDS
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -365,31 +369,83 @@ def play_events(engine: Engine, rules: dict[str, Any], events: Events) -> Any:
     return st
 
 
-ENGINES: dict[str, Engine] = {}
+class EngineRegistry(Mapping[str, Engine]):
+    """Every game's engine by its name, read like a dict, each game's module imported on
+    first use (issue 16 point 7): a command that judges baccarat and cash does not build
+    the models and tables of six other games. A game's module is named after its game
+    (``dragon-tiger`` in ``dragon_tiger``) and its kinds' family usually after it too
+    (``baccarat.bet.v1``); where a name points nowhere, every game module is imported,
+    once. So which module is imported first is a matter of speed only: a lookup, an
+    iteration or a count never misses a game or kind this package has."""
+
+    def __init__(self) -> None:
+        self._engines: dict[str, Engine] = {}
+        self._all = False
+
+    def register(self, engine: Engine) -> None:
+        if engine.game in self._engines:
+            raise ValueError(f"an engine for {engine.game} is already registered")
+        self._engines[engine.game] = engine
+
+    def load(self, name: str | None) -> None:
+        """Import the game module ``name`` points at (a game, or a kind whose family is
+        a module's name), or every game module for None or a name that points nowhere."""
+        if self._all:
+            return
+        module = None if name is None else name.split(".", 1)[0].replace("-", "_")
+        if module in _modules():
+            importlib.import_module(f"{__name__}.{module}")
+            return
+        for info in sorted(_modules()):
+            importlib.import_module(f"{__name__}.{info}")
+        self._all = True
+
+    def get(self, game: str, default: Engine | None = None) -> Engine | None:  # type: ignore[override]  # one signature
+        engine = self._engines.get(game)
+        if engine is None and not self._all:
+            self.load(game)
+            engine = self._engines.get(game)
+            if engine is None:
+                self.load(None)
+                engine = self._engines.get(game)
+        return default if engine is None else engine
+
+    def __getitem__(self, game: str) -> Engine:
+        engine = self.get(game)
+        if engine is None:
+            raise KeyError(game)
+        return engine
+
+    def __contains__(self, game: object) -> bool:
+        return isinstance(game, str) and self.get(game) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self.load(None)
+        return iter(list(self._engines))
+
+    def __len__(self) -> int:
+        self.load(None)
+        return len(self._engines)
+
+
+@functools.cache
+def _modules() -> frozenset[str]:
+    """The game modules of this package (a listing of its directory, nothing imported)."""
+    return frozenset(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+
+
+ENGINES = EngineRegistry()
+KINDS.add_source(ENGINES.load)  # a game's kinds register when its module is imported
 
 
 def register_engine(engine: Engine) -> None:
-    if engine.game in ENGINES:
-        raise ValueError(f"an engine for {engine.game} is already registered")
-    ENGINES[engine.game] = engine
+    ENGINES.register(engine)
 
 
 def house_edge_names() -> dict[str, tuple[Engine, str]]:
     """Every ``pitboss rules house-edge`` name: (its engine, its method)."""
     return {name: (engine, method) for engine in ENGINES.values() for name, method in engine.house_edges.items()}
 
-
-def _register_all() -> None:
-    """Import every game module in this package: each registers its engine."""
-    import importlib
-    import pkgutil
-
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-
-
-_register_all()
 
 __all__ = ["ENGINES", "DemoTable", "Engine", "Events", "EngineDefaults", "Play", "RoundMoney", "RuleViolation",
            "check_settle_target", "close_betting", "evolve", "house_edge_names", "parse_rules", "play_events",

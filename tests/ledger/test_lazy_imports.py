@@ -1,0 +1,83 @@
+"""Issue 16 point 7: psycopg only for PostgreSQL URLs, the game engines and their kinds on
+first use; and a lazily filled registry never misses a game or kind the package has.
+
+Each check runs in a fresh interpreter: what a module imported is only visible there."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ENGINE_MODULES = {"baccarat", "blackjack", "dragon_tiger", "high_card_flush", "poker", "roulette", "sicbo"}
+
+
+def _fresh(code: str, cwd: Path | None = None) -> dict[str, object]:
+    """Run ``code`` in a new interpreter; it leaves its answer in ``out`` (a dict), to which
+    the game modules and psycopg modules then imported are added."""
+    prog = code + (
+        "\nimport json, sys\n"
+        "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.'))\n"
+        "out['psycopg'] = any(m == 'psycopg' or m.startswith('psycopg.') for m in sys.modules)\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, cwd=cwd, check=True)
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_importing_the_ledger_imports_no_game_and_no_psycopg() -> None:
+    out = _fresh("import ledger, ledger.ingest, ledger.verify, ledger.store\nout = {}")
+    assert out["games"] == ["cards"]  # the deck, which the RNG protocol deals from
+    assert out["psycopg"] is False
+
+
+def test_a_kind_lookup_imports_its_game_only() -> None:
+    out = _fresh("from ledger.kinds import KINDS\nout = {'roles': sorted(KINDS['baccarat.bet.v1'].roles)}")
+    assert out["games"] == ["baccarat", "cards"]
+    assert out["roles"]
+
+
+def test_an_engine_lookup_imports_its_game_only() -> None:
+    out = _fresh("from ledger.games import ENGINES\nout = {'game': ENGINES['dragon-tiger'].game}")
+    assert out == {"game": "dragon-tiger", "games": ["cards", "dragon_tiger"], "psycopg": False}
+
+
+def test_a_kind_whose_family_names_no_module_is_still_found() -> None:
+    """High card flush's kinds are ``hcf.*`` in the module ``high_card_flush``: the name
+    points nowhere, so every game module is imported and the kind is found."""
+    out = _fresh("from ledger.kinds import KINDS\nout = {'found': 'hcf.bet.v1' in KINDS, 'unknown': 'fan.tan.v1' in KINDS}")
+    assert out["found"] is True and out["unknown"] is False
+    assert ENGINE_MODULES <= set(out["games"])  # type: ignore[arg-type]
+
+
+def test_iterating_the_registries_sees_every_game_and_kind() -> None:
+    """``sorted(KINDS)`` before any lookup equals the kinds after importing every game
+    module by hand: laziness never hides a kind (schemas, docs and the roles matrix
+    iterate the registry)."""
+    lazy = _fresh("from ledger.kinds import KINDS\nfrom ledger.games import ENGINES\n"
+                  "out = {'kinds': sorted(KINDS), 'n': len(KINDS), 'engines': sorted(ENGINES)}")
+    eager = _fresh("import importlib\nfrom ledger.kinds import KINDS\n"
+                   + "".join(f"importlib.import_module('ledger.games.{m}')\n" for m in sorted(ENGINE_MODULES))
+                   + "out = {'kinds': sorted(KINDS._specs)}")
+    assert lazy["kinds"] == eager["kinds"] and lazy["n"] == len(eager["kinds"])  # type: ignore[arg-type]
+    assert lazy["engines"] == ["baccarat", "blackjack", "dragon-tiger", "high-card-flush", "poker", "roulette", "sicbo"]
+    assert any(k.startswith("hcf.") for k in lazy["kinds"])  # type: ignore[union-attr]
+
+
+def test_verify_on_a_sqlite_ledger_imports_no_psycopg(tmp_path: Path) -> None:
+    """A whole command on the SQLite default: ``pitboss init`` then ``pitboss verify``
+    in one fresh interpreter, psycopg never imported."""
+    db = tmp_path / "p.db"
+    init = subprocess.run([str(Path(sys.executable).with_name("pitboss")), "--db", str(db), "init", "--parents",
+                           "--trust-config", str(tmp_path / "trust.toml")], capture_output=True, text=True, cwd=tmp_path)
+    assert init.returncode == 0, init.stderr
+    out = _fresh(
+        "import os, sys\n"
+        f"os.environ['PITBOSS_DB'] = {str(db)!r}\n"
+        "from cli.main import run\n"
+        f"sys.argv = ['pitboss', 'verify', '--trust', {str(tmp_path / 'trust.toml')!r}, '--json']\n"
+        "try:\n    run()\nexcept SystemExit as e:\n    code = e.code\n"
+        "out = {'code': code}\n", cwd=tmp_path)
+    assert out["code"] == 5  # UNVERIFIED: no checkpoint yet; the command ran through
+    assert out["psycopg"] is False
+    assert out["games"] == ["cards"]  # the ledger holds key-ring events only: no game needed
