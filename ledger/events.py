@@ -224,9 +224,27 @@ class StoredHead:
 
 
 def parse_json_line(line: str | bytes) -> Any:
-    """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines."""
+    """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines.
+
+    A line that is already canonical JSON (RFC 8785, as producers write events) is
+    parsed by orjson and accepted when its canonical re-encoding gives back the line's
+    own bytes: a duplicate key would have lost a member, a number beyond 64 bits, a
+    ``-0`` or an escape would read back differently, so equal bytes prove the standard
+    library's strict parse would give this same value. Any other line takes that strict
+    parse, which names what is wrong. (Issue 16: the strict parse was 8% of ingest.)"""
     if len(line) > MAX_LINE_BYTES:
         raise EventError("size", f"line is {len(line)} bytes; the limit is {MAX_LINE_BYTES}")
+    raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        try:
+            if type(value) is dict and canonical_json(value) == raw.rstrip(b"\r\n"):
+                return value
+        except ValueError:
+            pass
     try:
         return json.loads(line, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:

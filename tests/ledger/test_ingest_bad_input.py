@@ -298,3 +298,33 @@ def test_attack_7_an_event_on_a_stream_without_its_id_or_a_second_key_ring_is_re
     report = ingest(ledger.store, b.lines())
     assert report.status == "rejected" and dump_rows(ledger.store) == before
     assert report.rejections[0].check == "schema" and stream in report.rejections[0].reason
+
+
+def _strict(line: str | bytes) -> Any:
+    """The standard library's strict parse the ingest path had before its orjson fast path."""
+    from ledger.events import _reject_constant, _reject_duplicate_keys
+    return json.loads(line, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+
+
+@pytest.mark.parametrize("line", [
+    '{"a":1,"b":2}', '{"a":1,"a":2}', '{"b":{"x":1,"x":1},"a":1}', '{"a":{"x":1,"x":1}}',
+    '{"a":18446744073709551616}', '{"a":-9223372036854775809}', '{"a":-0}', '{"a":1.0}', '{"a":1e400}',
+    '{"a":NaN}', '{"a":Infinity}', '{"a":"\\ud800"}', '{"a":"\\u00e9"}', '{"a":"é"}', '{"a":"\\/"}',
+    '{"b":1,"a":2}', ' {"a":1}', '{"a":1}\n', '{"a":1}\r\n', '[1,2]', '"x"', '{"a":[{"k":1,"k":1}]}',
+    b'{"a":"\xff"}', b'{"a":"\xc3\xa9"}', '{"": 1}', '{"a":1,}',
+])
+def test_the_fast_parse_agrees_with_the_strict_one(line: str | bytes) -> None:
+    """``parse_json_line``'s orjson path (a canonical line read back byte for byte) gives
+    exactly the strict parse's value, and every line the strict parse refuses (duplicate
+    keys at any depth, NaN, Infinity, malformed) is refused, with the strict reason."""
+    from ledger.events import EventError, parse_json_line
+    try:
+        expected = _strict(line)
+    except (ValueError, RecursionError) as exc:
+        with pytest.raises(EventError) as refused:
+            parse_json_line(line)
+        assert refused.value.check == "json" and str(exc) in refused.value.reason
+        return
+    got = parse_json_line(line)
+    assert got == expected and type(got) is type(expected)
+    assert json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)  # ints stay ints, -0 stays int
