@@ -42,8 +42,8 @@ from ledger.chain import link
 from ledger.clock import Clock, check_time
 from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, parse_json_line, sign_event
 from ledger.judges import World
-from ledger.keyring import load_keyring
-from ledger.keys import Signer, verify_signatures
+from ledger.keyring import KeyRing, load_keyring
+from ledger.keys import SignatureFeed, Signer, verify_signatures
 from ledger.kinds import KEYRING_STREAM, RECEIPT_STREAM
 from ledger.producer import ledger_origin
 from ledger.store import AlreadyStoredError, ConflictError, Store, StoreError
@@ -111,10 +111,39 @@ Item = tuple[int, "PackedEvent | Rejection"]
 """A batch's line, parsed: its number and the event (packed) or why it was refused."""
 
 
+Presigned = tuple[dict[int, tuple[bytes, int]], Callable[[int], bool]]
+"""Signatures checked ahead (stage 6 on all cores): item index -> (public key, job
+number), and ``verdict(job number)``."""
+
+
 def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[Item]:
     """Parse a batch's lines as they come (an iterable read lazily: a file is never held
     whole as text), each line dropped once parsed. Past ``MAX_BATCH_EVENTS`` events or
     ``MAX_BATCH_BYTES`` bytes the batch is refused ("size") and the rest is not read."""
+    return _parse(lines, first_line, None)
+
+
+def parse_presigned(lines: Iterable[str | bytes], first_line: int, ring: KeyRing) -> tuple[list[Item], Presigned]:
+    """``parse_lines``, with stage 6 started as the lines are parsed: each event whose key
+    is in ``ring`` has its signature checked on the other cores while the rest of the
+    batch is parsed (``ledger.keys.SignatureFeed``), by that key (a key id names one
+    public key). An event whose key is not in the ring yet is checked in its turn, and a
+    verdict is only used for the key the event is then authorised by (``_check_items``),
+    so a ring that moved meanwhile costs a re-check, never a wrong verdict."""
+    feed = SignatureFeed()
+    where: dict[int, tuple[bytes, int]] = {}
+
+    def presign(index: int, ev: SignedEvent) -> None:
+        job = ring.job_for(ev.key_id, ev.sig, ev.hash)
+        if job is not None:
+            where[index] = (job[0], feed.add(job))
+
+    items = _parse(lines, first_line, presign)
+    return items, (where, feed.finish())
+
+
+def _parse(lines: Iterable[str | bytes], first_line: int,
+           parsed: Callable[[int, SignedEvent], None] | None) -> list[Item]:
     out: list[Item] = []
     size = 0
     for no, line in enumerate(lines, start=first_line):
@@ -134,6 +163,8 @@ def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[Item]
                 out.append((no, PackedEvent(ev)))  # held as its canonical bytes until it is checked and stored
             except ValueError as exc:  # no canonical form (a lone surrogate): the hash check's reason
                 raise EventError("schema", str(exc)) from None
+            if parsed is not None:
+                parsed(len(out) - 1, ev)
         except EventError as exc:
             stream, seq = _where(obj)
             out.append((no, Rejection(no, stream, seq, exc.check, exc.reason)))
@@ -180,10 +211,12 @@ def _signatures(items: list[Item], world: World) -> tuple[dict[int, tuple[bytes,
     return where, verify_signatures(jobs)
 
 
-def _check_items(items: list[Item], world: World) -> tuple[list[PackedEvent], list[Rejection], int]:
+def _check_items(items: list[Item], world: World, signed: Presigned | None = None
+                 ) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
-    run add); the world and its key ring advance with every accepted event."""
-    presigned, verdict = _signatures(items, world)
+    run add); the world and its key ring advance with every accepted event. ``signed``:
+    the signatures ``parse_presigned`` started, else they start here."""
+    presigned, verdict = signed if signed is not None else _signatures(items, world)
     events: list[PackedEvent] = []
     rejections: list[Rejection] = []
     replays = 0
@@ -222,13 +255,13 @@ def ingest_events(store: Store, items: list[Item], clock: Clock | None = None) -
     return _ingest(store, items, World(store, load_keyring(store), clock))
 
 
-def _ingest(store: Store, items: list[Item], world: World) -> IngestReport:
+def _ingest(store: Store, items: list[Item], world: World, signed: Presigned | None = None) -> IngestReport:
     """Check one batch against ``world`` and append it whole, or report why not."""
     started = time.perf_counter()
     n = len(items)
     if n == 0:
         return IngestReport("rejected", 0, message="the batch is empty", rejections=[])
-    events, rejections, replays = _check_items(items, world)
+    events, rejections, replays = _check_items(items, world, signed)
     report = IngestReport("rejected", n)
     if replays == n:
         report.status = "duplicate"
@@ -301,13 +334,13 @@ class IngestSession:
         assumed. (eventsourcing's PostgreSQL recorder also retries an insert whose connection
         dropped; when the first insert had committed, the store reports AlreadyStoredError
         and the batch is a "duplicate" too.)"""
-        items = parse_lines(lines, first_line)
+        items, signed = parse_presigned(lines, first_line, self.ring)
         for attempt in range(self.retries + 1):
             self.attempts += 1
             try:
                 if self._stale or self._ring_moved() or self._others_wrote():  # re-read heads, key ring, state
                     self._fresh()
-                report = _ingest(self.store, items, self.world)
+                report = _ingest(self.store, items, self.world, signed)
             except (StoreError, PersistenceError) as exc:  # the database failed (a conflict is reported by _ingest)
                 self._stale = True
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -403,7 +436,9 @@ class _Counted:
 
 
 def ingest_lines(store: Store, lines: Iterable[str | bytes], clock: Clock | None = None) -> IngestReport:
-    return ingest_events(store, parse_lines(lines), clock)
+    world = World(store, load_keyring(store), clock)
+    items, signed = parse_presigned(lines, 1, world.ring)
+    return _ingest(store, items, world, signed)
 
 
 def ingest_signed(store: Store, events: Iterable[SignedEvent], clock: Clock | None = None) -> IngestReport:

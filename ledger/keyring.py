@@ -125,9 +125,16 @@ class KeyRing:
         is then checked in its turn, where the reason is named."""
         try:
             d = orjson.loads(data)
-            entry = self.keys.get(d["key_id"])
-            return (entry.public_key, bytes.fromhex(d["sig"]), bytes.fromhex(d["hash"])) if entry else None
-        except (ValueError, KeyError, TypeError, AttributeError):
+            return self.job_for(d["key_id"], d["sig"], d["hash"])
+        except (KeyError, TypeError):
+            return None
+
+    def job_for(self, key_id: str, sig: str, digest: str) -> tuple[bytes, bytes, bytes] | None:
+        """``signature_job`` of an event's fields already parsed."""
+        entry = self.keys.get(key_id)
+        try:
+            return (entry.public_key, bytes.fromhex(sig), bytes.fromhex(digest)) if entry else None
+        except (ValueError, TypeError, AttributeError):
             return None
 
     def authorize(self, ev: SignedEvent) -> KeyEntry:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,22 +73,59 @@ def _verify_chunk(jobs: list[tuple[bytes, bytes, bytes]]) -> list[bool]:
     return [verify_signature(pk, sig, msg) for pk, sig, msg in jobs]
 
 
+class SignatureFeed:
+    """Signatures checked on every core as they are handed in (threads: libsodium releases
+    the GIL while it verifies): each full chunk goes to a thread at once, so checking
+    starts while the caller is still producing jobs (ingest parses the rest of a batch
+    meanwhile). ``add`` returns the job's number; ``finish`` returns ``verdict(i)``, which
+    waits for the i-th job's verdict. Fewer than two chunks are checked inline at
+    ``finish``, where a thread would cost more than it saves."""
+
+    def __init__(self) -> None:
+        self._jobs: list[tuple[bytes, bytes, bytes]] = []
+        self._futures: list[Future[list[bool]]] = []
+        self._threaded = (os.cpu_count() or 1) > 1
+
+    def _submit(self, chunk: int) -> None:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ed25519"))
+        start = chunk * SIGNATURE_CHUNK
+        self._futures.append(_POOL[0].submit(_verify_chunk, self._jobs[start:start + SIGNATURE_CHUNK]))
+
+    def add(self, job: tuple[bytes, bytes, bytes]) -> int:
+        """Hand in ``(public_key, sig, message)``; returns its number for ``verdict``."""
+        jobs = self._jobs
+        jobs.append(job)
+        n = len(jobs)
+        if n % SIGNATURE_CHUNK == 0 and n >= 2 * SIGNATURE_CHUNK and self._threaded:
+            if not self._futures:
+                self._submit(0)
+            self._submit(n // SIGNATURE_CHUNK - 1)
+        return n - 1
+
+    def finish(self) -> Callable[[int], bool]:
+        """The verdicts: every job handed in is being checked, or has been."""
+        if not self._futures:
+            done = _verify_chunk(self._jobs)
+            return done.__getitem__
+        for chunk in range(len(self._futures), -(-len(self._jobs) // SIGNATURE_CHUNK)):
+            self._submit(chunk)
+        futures = self._futures
+
+        def verdict(i: int) -> bool:
+            return futures[i // SIGNATURE_CHUNK].result()[i % SIGNATURE_CHUNK]
+
+        return verdict
+
+
 def verify_signatures(jobs: list[tuple[bytes, bytes, bytes]]) -> Callable[[int], bool]:
-    """Check ``(public_key, sig, message)`` triples on every core (threads: libsodium
-    releases the GIL while it verifies) while the caller goes on with its own work. Returns
-    ``verdict(i)``, which waits for the i-th triple's verdict. Small lists are checked
-    inline, where a thread would cost more than it saves."""
-    if len(jobs) < 2 * SIGNATURE_CHUNK or (os.cpu_count() or 1) == 1:
-        done = _verify_chunk(jobs)
-        return done.__getitem__
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ed25519"))
-    futures = [_POOL[0].submit(_verify_chunk, jobs[i:i + SIGNATURE_CHUNK]) for i in range(0, len(jobs), SIGNATURE_CHUNK)]
-
-    def verdict(i: int) -> bool:
-        return futures[i // SIGNATURE_CHUNK].result()[i % SIGNATURE_CHUNK]
-
-    return verdict
+    """Check ``(public_key, sig, message)`` triples on every core while the caller goes on
+    with its own work (``SignatureFeed``). Returns ``verdict(i)``, which waits for the i-th
+    triple's verdict."""
+    feed = SignatureFeed()
+    for job in jobs:
+        feed.add(job)
+    return feed.finish()
 
 
 def public_key_problem(public_key: bytes) -> str | None:

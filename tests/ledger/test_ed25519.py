@@ -190,3 +190,33 @@ def test_ingest_verify_and_verify_bundle_refuse_the_same_edge_case_signatures(le
     assert res.exit_code == 1
     assert [(q["check"], q["stream"], q["seq"]) for q in report_v["problems"]] == [("signature", stream, d["seq"])]
 
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 255, 256, 257, 384, 1000])
+def test_the_signature_feed_gives_each_job_its_own_verdict(n: int) -> None:
+    """``ledger.keys.SignatureFeed`` (ingest's signatures, checked on all cores while the
+    batch is still parsed): every job's verdict is the serial ``verify_signature``'s, for
+    fewer than two chunks (checked inline), exact multiples of a chunk and remainders
+    (handed to threads as they fill), with bad signatures, wrong keys and short inputs
+    scattered through."""
+    from ledger.keys import SIGNATURE_CHUNK, SignatureFeed, verify_signatures
+
+    assert SIGNATURE_CHUNK == 128  # the sizes above straddle one and two chunks
+    a, b = Signer.generate("a"), Signer.generate("b")
+    jobs = []
+    for i in range(n):
+        msg = hashlib.sha256(str(i).encode()).digest()
+        sig = (a if i % 7 else b).sign(msg)
+        if i % 11 == 0:
+            sig = sig[:-1] + bytes([sig[-1] ^ 1])
+        if i % 13 == 0:
+            msg = msg[:-1]
+        jobs.append((a.public_key if i % 5 else b.public_key, sig, msg))
+    expected = [verify_signature(pk, sig, msg) for pk, sig, msg in jobs]
+    feed = SignatureFeed()
+    assert [feed.add(job) for job in jobs] == list(range(n))
+    verdict = feed.finish()
+    assert [verdict(i) for i in range(n)] == expected
+    whole = verify_signatures(jobs)
+    assert [whole(i) for i in range(n)] == expected
+    assert n < 20 or (True in expected and False in expected)  # both verdicts occur
