@@ -25,6 +25,8 @@ import tomllib
 from decimal import Decimal
 from typing import Any
 
+import rtoml
+
 from ledger.games import RuleViolation
 from ledger.games.poker import VARIANTS, PokerEngine, award_events, final_stacks
 
@@ -39,9 +41,12 @@ class PhhError(Exception):
 def load_hands(text: str, multi: bool) -> list[tuple[str | None, dict[str, Any]]]:
     """[(section or None, hand)] from a .phh (one hand) or .phhs (tables [N]) text."""
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PhhError(f"not valid TOML: {exc}") from None
+        doc = rtoml.loads(text)  # the fast reader (pyproject.toml says why)
+    except (rtoml.TomlParsingError, ValueError, TypeError):
+        try:  # the standard library's reader decides, and names the fault
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PhhError(f"not valid TOML: {exc}") from None
     if not multi:
         return [(None, doc)]
     return [(key, value) for key, value in doc.items() if isinstance(value, dict)]

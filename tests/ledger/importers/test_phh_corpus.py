@@ -91,3 +91,42 @@ def test_pokerkit_failures_are_replayed_or_refused_with_a_precise_reason() -> No
             outcomes["replayed; the file's stacks split the odd chip in halves"] += 1
     print(dict(outcomes))
     assert sum(outcomes.values()) == len(rows) == 30
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal values of equal types, floats to the last bit (their repr is what amounts are scaled from)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return repr(a) == repr(b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_the_fast_toml_reader_reads_every_corpus_file_as_the_standard_library_does() -> None:
+    """``load_hands`` reads PHH with rtoml (pyproject.toml says why): on every file of the
+    corpus, .phh and .phhs alike, it gives exactly tomllib's values and types."""
+    import tomllib
+
+    import rtoml
+
+    if not (CORPUS / "MANIFEST.tsv").exists():
+        pytest.skip(f"no PHH corpus at {CORPUS}")
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".phh", ".phhs"))
+    assert len(files) > 1000
+    differ = [p for p in files if not _same(rtoml.loads(t := p.read_text(encoding="utf-8")), tomllib.loads(t))]
+    assert differ == []
+
+
+@pytest.mark.parametrize("text", ['variant = "NT"\nvariant = "FT"\n', "a = [1, 2\n", 'x = "\\q"\n', "= 1\n"])
+def test_a_text_that_is_not_toml_is_refused_with_the_standard_librarys_reason(text: str) -> None:
+    import tomllib
+
+    with pytest.raises(tomllib.TOMLDecodeError) as reference:
+        tomllib.loads(text)
+    with pytest.raises(PhhError, match="not valid TOML") as refused:
+        load_hands(text, False)
+    assert str(reference.value) in str(refused.value)
