@@ -9,6 +9,7 @@ timestamps are refused. Game issues add their kinds with ``register_kind``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -300,21 +301,29 @@ class KindRegistry(Mapping[str, KindSpec]):
     def __init__(self) -> None:
         self._specs: dict[str, KindSpec] = {}
         self._sources: list[Callable[[str | None], None]] = []
+        self._complete = True  # every source loaded whole: a miss is then a kind nobody registers
+        self._busy = False
+        self._loading = threading.RLock()  # a miss in one thread waits for another's load (pitboss serve's threads)
 
     def add_source(self, load: Callable[[str | None], None]) -> None:
         """``load(name)`` imports what registers kind ``name``, at least; ``load(None)``
         imports all it knows. It may import more than asked, never less."""
-        self._sources.append(load)
+        with self._loading:
+            self._sources.append(load)
+            self._complete = False
 
     def _load(self, name: str | None) -> None:
-        sources, self._sources = self._sources, []
-        try:
-            for load in sources:
-                load(name)
-        finally:
-            self._sources = sources + self._sources
-        if name is None:  # everything is registered: nothing more to load, ever
-            self._sources = []
+        with self._loading:
+            if self._complete or self._busy:  # busy: a lookup made by a module being loaded loads nothing
+                return
+            self._busy = True
+            try:
+                for load in list(self._sources):
+                    load(name)
+            finally:
+                self._busy = False
+            if name is None:  # everything is registered: nothing more to load, ever
+                self._complete = True
 
     def register(self, spec: KindSpec) -> None:
         if spec.name in self._specs:
@@ -323,12 +332,13 @@ class KindRegistry(Mapping[str, KindSpec]):
 
     def get(self, name: str, default: KindSpec | None = None) -> KindSpec | None:  # type: ignore[override]  # one signature
         spec = self._specs.get(name)
-        if spec is None and self._sources:
-            self._load(name)
-            spec = self._specs.get(name)
-            if spec is None:  # not where its name points: everything, once
-                self._load(None)
+        if spec is None and not self._complete:
+            with self._loading:
+                self._load(name)
                 spec = self._specs.get(name)
+                if spec is None:  # not where its name points: everything, once
+                    self._load(None)
+                    spec = self._specs.get(name)
         return default if spec is None else spec
 
     def __getitem__(self, name: str) -> KindSpec:
@@ -341,12 +351,12 @@ class KindRegistry(Mapping[str, KindSpec]):
         return isinstance(name, str) and self.get(name) is not None
 
     def __iter__(self) -> Iterator[str]:
-        if self._sources:
+        if not self._complete:
             self._load(None)
         return iter(list(self._specs))
 
     def __len__(self) -> int:
-        if self._sources:
+        if not self._complete:
             self._load(None)
         return len(self._specs)
 

@@ -40,6 +40,7 @@ import functools
 import importlib
 import pkgutil
 import random
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
@@ -381,6 +382,7 @@ class EngineRegistry(Mapping[str, Engine]):
     def __init__(self) -> None:
         self._engines: dict[str, Engine] = {}
         self._all = False
+        self._loading = threading.RLock()  # one thread's miss waits for another's imports (pitboss serve's threads)
 
     def register(self, engine: Engine) -> None:
         if engine.game in self._engines:
@@ -393,12 +395,13 @@ class EngineRegistry(Mapping[str, Engine]):
         if self._all:
             return
         module = None if name is None else name.split(".", 1)[0].replace("-", "_")
-        if module in _modules():
-            importlib.import_module(f"{__name__}.{module}")
-            return
-        for info in sorted(_modules()):
-            importlib.import_module(f"{__name__}.{info}")
-        self._all = True
+        with self._loading:
+            if module in _modules():
+                importlib.import_module(f"{__name__}.{module}")
+                return
+            for info in sorted(_modules()):
+                importlib.import_module(f"{__name__}.{info}")
+            self._all = True
 
     def get(self, game: str, default: Engine | None = None) -> Engine | None:  # type: ignore[override]  # one signature
         engine = self._engines.get(game)

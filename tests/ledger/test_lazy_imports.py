@@ -81,3 +81,26 @@ def test_verify_on_a_sqlite_ledger_imports_no_psycopg(tmp_path: Path) -> None:
     assert out["code"] == 5  # UNVERIFIED: no checkpoint yet; the command ran through
     assert out["psycopg"] is False
     assert out["games"] == ["cards"]  # the ledger holds key-ring events only: no game needed
+
+
+def test_threads_looking_up_kinds_and_engines_at_once_all_find_them() -> None:
+    """``pitboss serve`` answers in threads: a lookup that misses while another thread is
+    importing games waits for it, and never answers "unknown kind" for a kind a game
+    registers."""
+    out = _fresh(
+        "import threading\n"
+        "from ledger.kinds import KINDS\nfrom ledger.games import ENGINES\n"
+        "names = ['baccarat.bet.v1', 'hcf.bet.v1', 'roulette.bet.v1', 'sicbo.bet.v1', 'blackjack.bet.v1',\n"
+        "         'dragon_tiger.bet.v1', 'poker.action.v1'] * 4\n"
+        "games = ['poker', 'sicbo', 'high-card-flush', 'dragon-tiger'] * 4\n"
+        "barrier = threading.Barrier(len(names) + len(games))\n"
+        "found = []\n"
+        "def kind(n):\n    barrier.wait(); found.append(('k', n, KINDS.get(n) is not None))\n"
+        "def game(g):\n    barrier.wait(); found.append(('g', g, ENGINES.get(g) is not None))\n"
+        "ts = [threading.Thread(target=kind, args=(n,)) for n in names] + [threading.Thread(target=game, args=(g,)) for g in games]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "out = {'missing': sorted({(w, n) for w, n, ok in found if not ok}), 'n': len(found),\n"
+        "       'unknown': 'fan.tan.v1' in KINDS}\n")
+    assert out["n"] == 44
+    assert out["missing"] == []
+    assert out["unknown"] is False
