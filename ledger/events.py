@@ -224,7 +224,14 @@ class StoredHead:
 
 
 def parse_json_line(line: str | bytes) -> Any:
-    """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines.
+    """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines
+    (``read_json_line``)."""
+    return read_json_line(line)[0]
+
+
+def read_json_line(line: str | bytes) -> tuple[Any, bytes | None]:
+    """Parse one JSONL line, refusing duplicate keys, NaN/Infinity and oversize lines;
+    with the value, the line's bytes when they are its canonical encoding, else None.
 
     A line that is already canonical JSON (RFC 8785, as producers write events) is
     parsed by orjson and accepted when its canonical re-encoding gives back the line's
@@ -241,12 +248,13 @@ def parse_json_line(line: str | bytes) -> Any:
         pass
     else:
         try:
-            if type(value) is dict and canonical_json(value) == raw.rstrip(b"\r\n"):
-                return value
+            raw = raw.rstrip(b"\r\n")
+            if type(value) is dict and canonical_json(value) == raw:
+                return value, raw
         except ValueError:
             pass
     try:
-        return json.loads(line, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+        return json.loads(line, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant), None
     except (ValueError, RecursionError) as exc:
         raise EventError("json", f"malformed JSON: {exc}") from None
 
@@ -313,13 +321,16 @@ class PackedEvent(_Originated):
 
     __slots__ = ("stream", "seq", "kind", "data", "before")
 
-    def __init__(self, ev: SignedEvent):
+    def __init__(self, ev: SignedEvent, canonical: bytes | None = None):
+        """``canonical``: the event's canonical encoding when the caller has it already
+        (``read_json_line`` proved a line is, and ``parse_event`` keeps exactly the line's
+        fields and values), so it is not encoded again."""
         self.stream, self.seq, self.kind = ev.stream, ev.seq, sys.intern(ev.kind)
         self.before: PackedEvent | None = None
         """The previous event of the same stream accepted in the same run and not yet
         stored (``ledger.judges.World``): the run's events are found through their heads."""
         # an exact-size copy: orjson's output buffer keeps its over-allocation (4 KiB for a 600-byte event)
-        self.data = memoryview(ev.encoded()).tobytes()
+        self.data = canonical if canonical is not None else memoryview(ev.encoded()).tobytes()
 
     @property
     def hash(self) -> str:

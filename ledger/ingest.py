@@ -40,7 +40,7 @@ from eventsourcing.persistence import PersistenceError
 from ledger.canonical import GENESIS_PREV
 from ledger.chain import link
 from ledger.clock import Clock, check_time
-from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, parse_json_line, sign_event
+from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, read_json_line, sign_event
 from ledger.judges import World
 from ledger.keyring import KeyRing, load_keyring
 from ledger.keys import SignatureFeed, Signer, verify_signatures
@@ -157,10 +157,10 @@ def _parse(lines: Iterable[str | bytes], first_line: int,
             break
         obj: Any = None
         try:
-            obj = parse_json_line(line)
+            obj, canonical = read_json_line(line)
             ev = parse_event(obj)
             try:
-                out.append((no, PackedEvent(ev)))  # held as its canonical bytes until it is checked and stored
+                out.append((no, PackedEvent(ev, canonical)))  # held as its canonical bytes until checked and stored
             except ValueError as exc:  # no canonical form (a lone surrogate): the hash check's reason
                 raise EventError("schema", str(exc)) from None
             if parsed is not None:

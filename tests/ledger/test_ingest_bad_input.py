@@ -328,3 +328,20 @@ def test_the_fast_parse_agrees_with_the_strict_one(line: str | bytes) -> None:
     got = parse_json_line(line)
     assert got == expected and type(got) is type(expected)
     assert json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)  # ints stay ints, -0 stays int
+
+
+def test_a_canonical_line_is_kept_as_its_own_bytes(good) -> None:  # type: ignore[no-untyped-def]
+    """What ingest stores for a canonical line is the line's own bytes (not encoded again),
+    and they are the parsed event's canonical encoding: the bytes the store keeps are the
+    same either way. A line that is not canonical is encoded from its value."""
+    from ledger.events import PackedEvent, parse_event, read_json_line
+    _, b = good
+    for line in b.lines():
+        for form in (line, line + "\n", (line + "\r\n").encode()):
+            obj, canonical = read_json_line(form)
+            assert canonical == line.encode()
+            ev = parse_event(obj)
+            assert PackedEvent(ev, canonical).data == ev.encoded() == canonical
+        spaced = json.dumps(json.loads(line))  # ", " and ": ": the same event, not its canonical bytes
+        obj, canonical = read_json_line(spaced)
+        assert canonical is None and PackedEvent(parse_event(obj)).data == line.encode()
