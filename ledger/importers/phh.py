@@ -32,6 +32,7 @@ from ledger.games.poker import VARIANTS, PokerEngine, award_events, final_stacks
 
 ENGINE = PokerEngine()
 IDENT_BAD = re.compile(r"[^A-Za-z0-9._~@/+-]")
+_SEAT = re.compile(r"p\d+")
 
 
 class PhhError(Exception):
@@ -117,8 +118,8 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
                  ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
     amounts: list[Any] = list(stacks) + list(hand.get("antes") or []) + list(hand.get("blinds_or_straddles") or [])
     amounts += [hand[k] for k in ("min_bet", "small_bet", "big_bet", "bring_in") if k in hand]
-    for a in actions:
-        parts = str(a).split("#")[0].split()
+    split = [str(a).split("#")[0].split() for a in actions]  # each action's words, the comment dropped
+    for a, parts in zip(actions, split):
         if len(parts) == 3 and parts[1] == "cbr":
             try:
                 amounts.append(float(parts[2]) if "." in parts[2] else int(parts[2]))
@@ -149,56 +150,60 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
         raise PhhError(exc.reason) from None
     events: list[tuple[str, dict[str, Any]]] = []
 
-    def emit(kind: str, payload: dict[str, Any], where: str) -> None:
+    k, raw = 0, None  # the action being replayed, named only when something is wrong with it
+
+    def where() -> str:
+        return f"action {k} {raw!r}" if k else ("forced bets" if st.phase != "award" else "award")
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
         nonlocal st
         try:
             st = ENGINE.apply_in_place(st, kind, payload)  # a refusal drops the whole hand
         except RuleViolation as exc:
-            raise PhhError(f"{where}: {exc.reason}") from None
+            raise PhhError(f"{where()}: {exc.reason}") from None
         events.append((kind, payload))
 
     while st.posts_due:
         seat, typ, amount = st.posts_due[0]
-        emit("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount}, "forced bets")
-    for k, raw in enumerate(actions, start=1):
-        where = f"action {k} {raw!r}"
-        parts = str(raw).split("#")[0].split()
+        emit("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount})
+    for k, (raw, parts) in enumerate(zip(actions, split), start=1):
         if len(parts) < 2:
-            raise PhhError(f"{where}: not an action")
+            raise PhhError(f"{where()}: not an action")
         actor, verb, rest = parts[0], parts[1], parts[2:]
         if actor == "d":
-            if verb == "dh" and len(rest) == 2 and re.fullmatch(r"p\d+", rest[0]):
-                emit("poker.deal.v1", {"seat": int(rest[0][1:]), "cards": _cards(rest[1])}, where)
+            if verb == "dh" and len(rest) == 2 and _SEAT.fullmatch(rest[0]):
+                emit("poker.deal.v1", {"seat": int(rest[0][1:]), "cards": _cards(rest[1])})
             elif verb == "db" and len(rest) == 1:
-                emit("poker.deal.v1", {"seat": 0, "cards": _cards(rest[0])}, where)
+                emit("poker.deal.v1", {"seat": 0, "cards": _cards(rest[0])})
             else:
-                raise PhhError(f"{where}: dealer action {verb!r} is not supported for {variant}")
+                raise PhhError(f"{where()}: dealer action {verb!r} is not supported for {variant}")
             continue
-        if not re.fullmatch(r"p\d+", actor) or not 1 <= int(actor[1:]) <= n:
-            raise PhhError(f"{where}: {actor!r} is not a seat of this hand")
+        if not _SEAT.fullmatch(actor) or not 1 <= int(actor[1:]) <= n:
+            raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
         seat = int(actor[1:])
         if verb == "f" and not rest:
-            emit("poker.action.v1", {"seat": seat, "action": "fold"}, where)
+            emit("poker.action.v1", {"seat": seat, "action": "fold"})
         elif verb == "cc" and not rest:
             i = seat - 1
             name = "call" if st.phase == "betting" and st.to_call(i) > 0 else "check"
-            emit("poker.action.v1", {"seat": seat, "action": name}, where)
+            emit("poker.action.v1", {"seat": seat, "action": name})
         elif verb == "cbr" and len(rest) == 1:
             to = _scaled(float(rest[0]) if "." in rest[0] else int(rest[0]), factor)
             name = ("complete" if st.phase == "betting" and st.completion
                     else "raise" if st.phase == "betting" and max(st.bets) else "bet")
-            emit("poker.action.v1", {"seat": seat, "action": name, "to": to}, where)
+            emit("poker.action.v1", {"seat": seat, "action": name, "to": to})
         elif verb == "pb" and not rest:
-            emit("poker.action.v1", {"seat": seat, "action": "bring_in"}, where)
+            emit("poker.action.v1", {"seat": seat, "action": "bring_in"})
         elif verb == "sd" and len(rest) <= 1:
-            emit("poker.draw.v1", {"seat": seat, "discard": _cards(rest[0] if rest else "")}, where)
+            emit("poker.draw.v1", {"seat": seat, "discard": _cards(rest[0] if rest else "")})
         elif verb == "sm" and len(rest) <= 1:
-            emit("poker.show.v1", {"seat": seat, "cards": _cards(rest[0] if rest else "")}, where)
+            emit("poker.show.v1", {"seat": seat, "cards": _cards(rest[0] if rest else "")})
         else:
-            raise PhhError(f"{where}: action {verb!r} is not supported for {variant}")
+            raise PhhError(f"{where()}: action {verb!r} is not supported for {variant}")
+    k = 0
     if st.phase == "award":
         for award in award_events(st):
-            emit("poker.award.v1", award, "award")
+            emit("poker.award.v1", award)
     if st.phase != "done" and complete:
         raise PhhError(f"the history stops before the hand is over (it is in its {st.phase} phase)")
     return rules, events, st
