@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -290,24 +290,30 @@ class KindSpec:
     roles: frozenset[str]
 
 
-class KindRegistry(Mapping[str, KindSpec]):
-    """Every kind by name, read like a dict. The ledger's own kinds register when their
-    modules are imported; a module that registers many kinds nobody may need (a game's)
-    can instead be imported on the first lookup of one of them: ``add_source`` (issue 16
-    point 7, kinds on first use). Iterating, counting or looking up a kind that is
-    still unknown imports everything the sources hold first, so the registry never
-    answers "no such kind" for a kind that a module of this ledger would register."""
+V = TypeVar("V")
 
-    def __init__(self) -> None:
-        self._specs: dict[str, KindSpec] = {}
+
+class Registry(Mapping[str, V]):
+    """Names to what registers under them (event kinds here, game engines in
+    ``ledger.games``), read like a dict, filled on first use (issue 16 point 7): a module
+    that registers many names nobody may need (a game's) is imported on the first lookup
+    of one of them, through the loaders given to ``add_source``. Iterating, counting, or
+    looking up a name the loaders do not find where it points imports everything they
+    hold first, so the registry never answers "no such name" for a name a module of this
+    ledger would register. Loading happens under a lock: a miss in one thread waits for
+    another's load (``pitboss serve`` answers in threads)."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._items: dict[str, V] = {}
         self._sources: list[Callable[[str | None], None]] = []
-        self._complete = True  # every source loaded whole: a miss is then a kind nobody registers
+        self._complete = True  # every source loaded whole: a miss is then a name nobody registers
         self._busy = False
-        self._loading = threading.RLock()  # a miss in one thread waits for another's load (pitboss serve's threads)
+        self._loading = threading.RLock()
 
     def add_source(self, load: Callable[[str | None], None]) -> None:
-        """``load(name)`` imports what registers kind ``name``, at least; ``load(None)``
-        imports all it knows. It may import more than asked, never less."""
+        """``load(name)`` imports what registers ``name``, at least; ``load(None)`` imports
+        all it knows. It may import more than asked, never less."""
         with self._loading:
             self._sources.append(load)
             self._complete = False
@@ -325,27 +331,27 @@ class KindRegistry(Mapping[str, KindSpec]):
             if name is None:  # everything is registered: nothing more to load, ever
                 self._complete = True
 
-    def register(self, spec: KindSpec) -> None:
-        if spec.name in self._specs:
-            raise ValueError(f"kind {spec.name} is already registered")
-        self._specs[spec.name] = spec
+    def register(self, name: str, item: V) -> None:
+        if name in self._items:
+            raise ValueError(f"{self._what} {name} is already registered")
+        self._items[name] = item
 
-    def get(self, name: str, default: KindSpec | None = None) -> KindSpec | None:  # type: ignore[override]  # one signature
-        spec = self._specs.get(name)
-        if spec is None and not self._complete:
+    def get(self, name: str, default: V | None = None) -> V | None:  # type: ignore[override]  # one signature
+        item = self._items.get(name)  # the hot path: one dict lookup
+        if item is None and not self._complete:
             with self._loading:
                 self._load(name)
-                spec = self._specs.get(name)
-                if spec is None:  # not where its name points: everything, once
+                item = self._items.get(name)
+                if item is None:  # not where its name points: everything, once
                     self._load(None)
-                    spec = self._specs.get(name)
-        return default if spec is None else spec
+                    item = self._items.get(name)
+        return default if item is None else item
 
-    def __getitem__(self, name: str) -> KindSpec:
-        spec = self.get(name)
-        if spec is None:
+    def __getitem__(self, name: str) -> V:
+        item = self.get(name)
+        if item is None:
             raise KeyError(name)
-        return spec
+        return item
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name) is not None
@@ -353,22 +359,22 @@ class KindRegistry(Mapping[str, KindSpec]):
     def __iter__(self) -> Iterator[str]:
         if not self._complete:
             self._load(None)
-        return iter(list(self._specs))
+        return iter(list(self._items))
 
     def __len__(self) -> int:
         if not self._complete:
             self._load(None)
-        return len(self._specs)
+        return len(self._items)
 
 
-KINDS = KindRegistry()
+KINDS: Registry[KindSpec] = Registry("kind")
 
 
 def register_kind(name: str, model: type[BaseModel], stream_type: str, roles: tuple[str, ...]) -> None:
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"unknown roles {sorted(unknown)}")
-    KINDS.register(KindSpec(name, model, stream_type, frozenset(roles)))
+    KINDS.register(name, KindSpec(name, model, stream_type, frozenset(roles)))
 
 
 def stream_type_of(stream: str) -> str:

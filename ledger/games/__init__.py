@@ -40,15 +40,14 @@ import functools
 import importlib
 import pkgutil
 import random
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ledger.events import EventError, describe_validation_error
-from ledger.kinds import KINDS
+from ledger.kinds import KINDS, Registry
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -370,65 +369,18 @@ def play_events(engine: Engine, rules: dict[str, Any], events: Events) -> Any:
     return st
 
 
-class EngineRegistry(Mapping[str, Engine]):
-    """Every game's engine by its name, read like a dict, each game's module imported on
-    first use (issue 16 point 7): a command that judges baccarat and cash does not build
-    the models and tables of six other games. A game's module is named after its game
+def _load_games(name: str | None) -> None:
+    """Import the game module ``name`` points at, or every game module (for None, or a
+    name that points at no module). A game's module is named after its game
     (``dragon-tiger`` in ``dragon_tiger``) and its kinds' family usually after it too
-    (``baccarat.bet.v1``); where a name points nowhere, every game module is imported,
-    once. So which module is imported first is a matter of speed only: a lookup, an
-    iteration or a count never misses a game or kind this package has."""
-
-    def __init__(self) -> None:
-        self._engines: dict[str, Engine] = {}
-        self._all = False
-        self._loading = threading.RLock()  # one thread's miss waits for another's imports (pitboss serve's threads)
-
-    def register(self, engine: Engine) -> None:
-        if engine.game in self._engines:
-            raise ValueError(f"an engine for {engine.game} is already registered")
-        self._engines[engine.game] = engine
-
-    def load(self, name: str | None) -> None:
-        """Import the game module ``name`` points at (a game, or a kind whose family is
-        a module's name), or every game module for None or a name that points nowhere."""
-        if self._all:
-            return
-        module = None if name is None else name.split(".", 1)[0].replace("-", "_")
-        with self._loading:
-            if module in _modules():
-                importlib.import_module(f"{__name__}.{module}")
-                return
-            for info in sorted(_modules()):
-                importlib.import_module(f"{__name__}.{info}")
-            self._all = True
-
-    def get(self, game: str, default: Engine | None = None) -> Engine | None:  # type: ignore[override]  # one signature
-        engine = self._engines.get(game)
-        if engine is None and not self._all:
-            self.load(game)
-            engine = self._engines.get(game)
-            if engine is None:
-                self.load(None)
-                engine = self._engines.get(game)
-        return default if engine is None else engine
-
-    def __getitem__(self, game: str) -> Engine:
-        engine = self.get(game)
-        if engine is None:
-            raise KeyError(game)
-        return engine
-
-    def __contains__(self, game: object) -> bool:
-        return isinstance(game, str) and self.get(game) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        self.load(None)
-        return iter(list(self._engines))
-
-    def __len__(self) -> int:
-        self.load(None)
-        return len(self._engines)
+    (``baccarat.bet.v1``); ``hcf.*`` kinds, in ``high_card_flush``, point nowhere and
+    import every game, once. Which module is imported first is a matter of speed only."""
+    module = None if name is None else name.split(".", 1)[0].replace("-", "_")
+    if module in _modules():
+        importlib.import_module(f"{__name__}.{module}")
+        return
+    for info in sorted(_modules()):
+        importlib.import_module(f"{__name__}.{info}")
 
 
 @functools.cache
@@ -437,12 +389,15 @@ def _modules() -> frozenset[str]:
     return frozenset(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
 
 
-ENGINES = EngineRegistry()
-KINDS.add_source(ENGINES.load)  # a game's kinds register when its module is imported
+ENGINES: Registry[Engine] = Registry("an engine for")
+"""Every game's engine by its name, each game's module imported on first use (``Registry``):
+a command that judges baccarat and cash does not build the models of six other games."""
+ENGINES.add_source(_load_games)
+KINDS.add_source(_load_games)  # a game's kinds register when its module is imported
 
 
 def register_engine(engine: Engine) -> None:
-    ENGINES.register(engine)
+    ENGINES.register(engine.game, engine)
 
 
 def house_edge_names() -> dict[str, tuple[Engine, str]]:

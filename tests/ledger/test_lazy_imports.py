@@ -58,7 +58,7 @@ def test_iterating_the_registries_sees_every_game_and_kind() -> None:
                   "out = {'kinds': sorted(KINDS), 'n': len(KINDS), 'engines': sorted(ENGINES)}")
     eager = _fresh("import importlib\nfrom ledger.kinds import KINDS\n"
                    + "".join(f"importlib.import_module('ledger.games.{m}')\n" for m in sorted(ENGINE_MODULES))
-                   + "out = {'kinds': sorted(KINDS._specs)}")
+                   + "out = {'kinds': sorted(KINDS._items)}")
     assert lazy["kinds"] == eager["kinds"] and lazy["n"] == len(eager["kinds"])  # type: ignore[arg-type]
     assert lazy["engines"] == ["baccarat", "blackjack", "dragon-tiger", "high-card-flush", "poker", "roulette", "sicbo"]
     assert any(k.startswith("hcf.") for k in lazy["kinds"])  # type: ignore[union-attr]
