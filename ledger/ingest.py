@@ -14,8 +14,9 @@ reason, named by its stage):
    scope: the key may write where the event is written (``ledger.scope``);
    time: ``at`` against the ledger's clock, never back within a stream, nothing more
    from a key once its revocation is recorded (``ledger.clock``);
-6. signature (started for the whole batch on all cores before stage 1's first event is
-   judged, ``_signatures``; its verdict is read here, in order);
+6. signature (started on all cores while the batch is still being parsed,
+   ``parse_presigned``, or for a batch parsed already before its first event is judged,
+   ``_signatures``; its verdict is read here, in order);
 7. the judge of the stream's type (``ledger.judges``): the key ring, a table's
    lifecycle, a round (its game's engine, the RNG protocol, rulings), live equipment,
    seats, money, tournaments, penalties, key-compromise rulings.

@@ -43,7 +43,7 @@ def load_hands(text: str, multi: bool) -> list[tuple[str | None, dict[str, Any]]
     """[(section or None, hand)] from a .phh (one hand) or .phhs (tables [N]) text."""
     try:
         doc = rtoml.loads(text)  # the fast reader (pyproject.toml says why)
-    except (rtoml.TomlParsingError, ValueError, TypeError):
+    except (ValueError, TypeError):  # rtoml.TomlParsingError is a ValueError
         try:  # the standard library's reader decides, and names the fault
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
