@@ -11,9 +11,11 @@ also called by ``benchmarks/run.py``).
   Goal: at least 10x pokerkit.
 - replay_stored_events_hands_per_s: the same hands as the ledger replays a stored round
   (the engine over the stored events, no parsing): for scale, against the same baseline.
-- eval7_replay_path_per_s: 7-card high-hand evaluations through what the engine calls
-  (``ledger.games.poker_hands.high_key``); baseline: phevaluator's C ``evaluate_7cards``
-  on integer card ids (its fastest entry point). Goal: at least 0.5.
+- eval7_replay_path_per_s: 7-card high-hand evaluations as the engine makes them at a
+  showdown (``ledger.games.poker.high_hand_key``: a seat's hole-card ids and the board's,
+  kept by the engine since the cards were dealt, joined and passed to phevaluator's C
+  function); baseline: phevaluator's C ``evaluate_7cards`` on integer card ids (its
+  fastest entry point), the seven ids already in one list. Goal: at least 0.5.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ledger.games.cards import deck  # noqa: E402
-from ledger.games.poker import PokerEngine  # noqa: E402
-from ledger.games.poker_hands import high_key  # noqa: E402
+from ledger.games.poker import PokerEngine, PokerState, high_hand_key  # noqa: E402
+from ledger.games.poker_hands import CARD_ID  # noqa: E402
 from ledger.importers.phh import PhhError, hand_events, load_hands  # noqa: E402
 
 ENGINE = PokerEngine()
@@ -78,6 +80,14 @@ def _timed(fn: Any) -> float:
     return time.perf_counter() - t
 
 
+def _showdown_seat(hole: list[int], board: list[int]) -> PokerState:
+    """An engine state holding what ``high_hand_key`` reads at a showdown: seat 1's hole
+    card ids and the board's (the rest of a hand's state plays no part in the call)."""
+    st = PokerState.__new__(PokerState)
+    st.hole_ids, st.board_ids = [hole], board
+    return st
+
+
 def measure(quick: bool) -> dict[str, Any]:
     """Poker figures and their same-run baselines (module docstring)."""
     import phevaluator._pheval as ph_eval  # the C module: evaluate_7cards on card ids, no Python wrapper
@@ -110,11 +120,15 @@ def measure(quick: bool) -> dict[str, Any]:
     n_eval = 20_000 if quick else 100_000
     sevens = [rng.sample(cards, 7) for _ in range(n_eval)]
     ids = {c: "23456789TJQKA".index(c[0]) * 4 + "cdhs".index(c[1]) for c in cards}  # phevaluator's card ids
+    assert ids == CARD_ID  # the engine's numbering is phevaluator's
     seven_ids = [[ids[c] for c in h] for h in sevens]
+    # what the engine evaluates at a hold'em showdown: a seat's two hole cards and the five
+    # board cards, kept as ids beside the cards since they were dealt
+    seats = [_showdown_seat(h[:2], h[2:]) for h in seven_ids]
 
-    def eval_ours() -> None:
-        for h in sevens:
-            high_key(h)
+    def eval_ours() -> None:  # the engine's own call, the concatenation of hole and board included
+        for st in seats:
+            high_hand_key(st, 0)
 
     def eval_ph_fastest() -> None:  # the C function itself, on card ids: no string parsing, no dispatch
         f = ph_eval.evaluate_7cards

@@ -72,10 +72,12 @@ from ledger.games import (
 )
 from ledger.games.cards import show_cards
 from ledger.games.poker_hands import (
+    CARD_ID,
+    EVALUATE_7_IDS,
     badugi_key,
     best_of,
     deuce_to_seven_key,
-    high_key,
+    high_key_ids,
     low8_key,
     razz_key,
     short_deck_key,
@@ -85,6 +87,7 @@ from ledger.games.poker_table import Book
 from ledger.kinds import ROUND_PRODUCERS, Ident, Strict, register_kind
 
 UNKNOWN = "??"
+_ID_OR_UNKNOWN = CARD_ID.get  # a card's id, -1 for an unknown card: ``_ID_OR_UNKNOWN(card, -1)``
 UNBOUNDED = 10**15  # stands in for a stack the source did not record; never reported
 CARD_OR_UNKNOWN = r"^([A23456789TJQK][cdhs]|\?\?)$"
 
@@ -298,6 +301,10 @@ class PokerState:
     discards: set[str] = field(default_factory=set)  # drawn away: dealt again only once the stub is empty
     start_stacks: list[int] = field(default_factory=list)
     board: list[str] = field(default_factory=list)
+    # the same cards as phevaluator's ids (``CARD_ID``; -1 for an unknown card), converted
+    # once when a card is dealt, drawn or shown: the showdown's high hands are evaluated on them
+    hole_ids: list[list[int]] = field(default_factory=list)
+    board_ids: list[int] = field(default_factory=list)
     phase: str = "antes"  # antes, blinds, hole, board, draw, betting, showdown, award, done
     street: int = -1
     posts_due: deque[tuple[int, str, int]] = field(default_factory=deque)  # (seat, type, amount)
@@ -372,7 +379,8 @@ def start_state(rules: PokerRules) -> PokerState:
             for i in range(n)]
     blinds = [min(abs(_seat_value(rules.blinds_or_straddles, n, i)), stacks[i] - antes[i]) for i in range(n)]
     st = PokerState(rules, variant, n, stacks, [0] * n, [0] * n, [True] * n, antes, blinds, [[] for _ in range(n)],
-                    [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n, bank_spent=[0] * n)
+                    [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n, bank_spent=[0] * n,
+                    hole_ids=[[] for _ in range(n)])
     st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]]
                          + [(i, "dead_blind", dead[i]) for i in range(n) if dead[i]])
     st.antes = [antes[i] + dead[i] for i in range(n)]  # both are dead money in the first pot
@@ -546,8 +554,17 @@ def _showdown_progress(st: PokerState) -> None:
         _begin_street(st, st.street + 1)  # the runout: deal the next street, then show again
 
 
-HAND_KEYS: dict[str, Any] = {
-    "high": lambda hole, board: high_key(hole + board) if len(hole) + len(board) >= 5 else None,
+def high_hand_key(st: PokerState, i: int, _seven: Any = EVALUATE_7_IDS) -> int | None:
+    """Seat i's best high hand from its hole cards and the board (``high_key_ids``), or
+    None with fewer than five cards. Seven cards (hold'em, stud at showdown) go straight
+    to phevaluator's C function, one Python call less on the common path."""
+    ids = st.hole_ids[i] + st.board_ids
+    if len(ids) == 7:
+        return -_seven(*ids)  # type: ignore[no-any-return]
+    return high_key_ids(ids) if len(ids) >= 5 else None
+
+
+HAND_KEYS: dict[str, Any] = {  # the other rankings, on the cards as text
     "omaha_high": lambda hole, board: best_of(hole, board, 2),
     "short_deck": lambda hole, board: short_deck_key(hole + board),
     "low8": lambda hole, board: low8_key(hole + board),
@@ -564,6 +581,8 @@ def hand_key(st: PokerState, i: int, kind: str) -> Any:
     cards = st.shown.get(i)
     if not cards or UNKNOWN in cards or not st.in_hand[i]:
         return None
+    if kind == "high":
+        return high_hand_key(st, i)
     return HAND_KEYS[kind](list(st.hole[i]), list(st.board))  # a tuple, or an int ("high"): compared within a kind
 
 
@@ -851,6 +870,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
         if len(cards) != want:
             raise RuleViolation(f"this street deals {want} board card(s), not {len(cards)}")
         st.board.extend(cards)
+        st.board_ids.extend([_ID_OR_UNKNOWN(c, -1) for c in cards])
         st.seen.update(cards)
         _street_dealt(st)
         return
@@ -864,6 +884,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     st.deal_due.popleft()
     i = seat - 1
     st.hole[i] = st.hole[i] + list(cards)
+    st.hole_ids[i] = st.hole_ids[i] + [_ID_OR_UNKNOWN(c, -1) for c in cards]
     st.seen.update(c for c in cards if c != UNKNOWN)
     st.discards.difference_update(cards)  # a reshuffled discard is live again
     ups = st.spec.hole if st.spec.hole else (False,) * count
@@ -889,6 +910,7 @@ def _draw(st: PokerState, seat: int, discard: list[str]) -> None:
         else:
             raise RuleViolation(f"seat {seat} discards {c}, which is not in its hand")
     st.hole[i] = hand
+    st.hole_ids[i] = [_ID_OR_UNKNOWN(c, -1) for c in hand]
     st.up[i] = [False] * len(hand)
     st.draw_due.popleft()
     if discard:
@@ -934,6 +956,7 @@ def _show(st: PokerState, seat: int, cards: list[str]) -> None:
             cards = merged
             st.seen.update(c for c in cards if c != UNKNOWN)
         st.hole[i] = list(cards)
+        st.hole_ids[i] = [_ID_OR_UNKNOWN(c, -1) for c in cards]
     else:
         st.in_hand[i] = False  # a mucked hand cannot win (000 tied hands; TDA showdown)
     st.shown[i] = list(cards)
@@ -1223,6 +1246,8 @@ def _copy(st: PokerState) -> PokerState:
                  "bank_spent"):
         setattr(new, name, list(getattr(st, name)))
     new.hole = [list(h) for h in st.hole]
+    new.hole_ids = [list(h) for h in st.hole_ids]
+    new.board_ids = list(st.board_ids)
     new.up = [list(u) for u in st.up]
     new.posts_due = deque(st.posts_due)
     new.deal_due = deque(st.deal_due)

@@ -83,27 +83,31 @@ def high_rank(cards: Sequence[str]) -> tuple[int, ...]:
 # each call). The rank it returns is 1 (royal flush) to 7462 (7-5-4-3-2 offsuit) over the
 # same standard ranking as ``high_rank``, ties included; ``tests/ledger/games/
 # test_poker_hands.py`` cross-checks the two on every category and on random hands.
-_CARD_ID = {r + s: i * 4 + j for i, r in enumerate("23456789TJQKA") for j, s in enumerate("cdhs")}
-_PH_EVAL = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
+CARD_ID = {r + s: i * 4 + j for i, r in enumerate("23456789TJQKA") for j, s in enumerate("cdhs")}
+"""A card's id in phevaluator's numbering (rank * 4 + suit). The poker engine converts a
+card once, when it is dealt or shown, and keeps the ids beside the cards for ``high_key_ids``."""
+EVALUATE_7_IDS = _pheval.evaluate_7cards  # seven card ids -> phevaluator's rank (1 = royal flush)
+_PH_EVAL = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: EVALUATE_7_IDS}
 
 
-def high_key(cards: Sequence[str], _id: dict[str, int] = _CARD_ID, _seven: Any = _pheval.evaluate_7cards) -> int:
-    """The best 5-card high hand among 5-7 cards, as a key that compares like the hands
-    (larger is better, equal exactly on a tie): what the poker engine compares at showdown.
-    Same ranking as ``high_rank`` (which also names the hand), several times faster. Seven
-    cards (hold'em, stud at showdown) take the unrolled path."""
-    try:  # seven cards unpack: no len() call on the common path
-        a, b, c, d, e, f, g = cards
-    except ValueError:
-        pass
-    else:
-        seven: int = _seven(_id[a], _id[b], _id[c], _id[d], _id[e], _id[f], _id[g])
-        return -seven
-    evaluate = _PH_EVAL.get(len(cards))
+def high_key_ids(ids: Sequence[int], _seven: Any = EVALUATE_7_IDS) -> int:
+    """The best 5-card high hand among 5-7 cards given by ``CARD_ID``, as a key that
+    compares like the hands (larger is better, equal exactly on a tie): what the poker
+    engine compares at showdown. Same ranking as ``high_rank`` (which also names the hand),
+    several times faster. Seven cards (hold'em, stud at showdown) go straight to the C
+    function."""
+    if len(ids) == 7:
+        return -_seven(*ids)  # type: ignore[no-any-return]
+    evaluate = _PH_EVAL.get(len(ids))
     if evaluate is None:
-        raise ValueError(f"a high hand is made of 5 to 7 cards, not {len(cards)}")
-    rank: int = evaluate(*[_id[c] for c in cards])
+        raise ValueError(f"a high hand is made of 5 to 7 cards, not {len(ids)}")
+    rank: int = evaluate(*ids)
     return -rank
+
+
+def high_key(cards: Sequence[str]) -> int:
+    """``high_key_ids`` for cards written as text ("Ah", "Td", ...)."""
+    return high_key_ids([CARD_ID[c] for c in cards])
 
 
 def category(rank: tuple[int, ...]) -> str:

@@ -146,3 +146,21 @@ def test_all_small_trees_against_recursive_definition() -> None:
     for n in itertools.chain(range(0, 20), [31, 32, 33, 64, 65, 100]):
         data = [i.to_bytes(2, "big") for i in range(n)]
         assert MerkleTree.from_leaves(data).root() == mth(data)
+
+
+def test_level_by_level_root_equals_the_split_at_the_largest_power_of_two_rfc9162_2_1_1() -> None:
+    """``root_from_leaf_hashes`` hashes a level at a time (a lone last node carried up):
+    the same root as the RFC's recursive split and as appending leaf by leaf, every size."""
+    hashes = [leaf_hash(i.to_bytes(2, "big")) for i in range(300)]
+
+    def mth(d: list[bytes]) -> bytes:
+        if len(d) == 1:
+            return d[0]
+        k = 1 << ((len(d) - 1).bit_length() - 1)
+        return node_hash(mth(d[:k]), mth(d[k:]))
+
+    acc = CompactRange()
+    for n in range(1, 301):
+        acc.append_leaf_hash(hashes[n - 1])
+        assert root_from_leaf_hashes(hashes[:n]) == mth(hashes[:n]) == acc.root(), n
+    assert root_from_leaf_hashes([]) == EMPTY_ROOT
