@@ -241,12 +241,18 @@ def _proven_events(store: Store, keys: KeyDirectory, public: PublicDir, stream: 
     sc = cps[-1]
     size, root = sc.checkpoint.size, sc.checkpoint.root
     located = round_evidence_events(store, leaves, stream, size)
-    tree = leaves.tree(size)
-    if tree.root(size) != root:
+    try:
+        tree = leaves.tree(size)
+        tree_root = tree.root(size)
+        proofs = [tree.inclusion_proof(i, size) for i, _ in located]
+    except ValueError:  # the tiles changed while they were read: one pass over the log instead
+        if sparse is not None:
+            return None
+        raise
+    if tree_root != root:
         if sparse is not None:
             return None
         raise HouseError(f"the stored leaves no longer match checkpoint size {size}: run 'pitboss verify'")
-    proofs = [tree.inclusion_proof(i, size) for i, _ in located]
     for (i, ev), proof in zip(located, proofs):
         try:
             verify_inclusion(leaf_hash(bytes.fromhex(ev.hash)), i, size, proof, root)

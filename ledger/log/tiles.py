@@ -98,9 +98,22 @@ class TileReader:
         return tile[at:at + HASH]
 
     def full_leaf_tiles(self, limit: int) -> int:
-        """How many level-0 tiles from the first are present, up to ``limit``."""
+        """How many level-0 tiles from the first are present (full-sized files), up to
+        ``limit``. Sizes only: a tile's bytes are read when a root or proof needs them (a
+        few, for one round's evidence), and the tree they give is checked against a signed
+        checkpoint's root by the caller."""
         n = 0
-        while n < limit and self.tile(0, n) is not None:
+        while n < limit:
+            key = (0, n)
+            if key in self._cache:
+                if self._cache[key] is None:
+                    break
+            else:
+                try:
+                    if (self.root / tile_path(0, n)).stat().st_size != WIDTH * HASH:
+                        break
+                except OSError:
+                    break
             n += 1
         return n
 
@@ -128,7 +141,8 @@ class TiledTree(MerkleTree):
         i = lo
         while i < hi and i < self.tail_start:
             tile = self.tiles.tile(0, i // WIDTH)
-            assert tile is not None  # below tail_start every level-0 tile is present
+            if tile is None:  # present when counted (``full_leaf_tiles``), gone or cut short since
+                raise ValueError(f"level-0 tile {i // WIDTH} changed while it was read")
             end = min(hi, (i // WIDTH + 1) * WIDTH, self.tail_start)
             out += [tile[k * HASH:(k + 1) * HASH] for k in range(i % WIDTH, i % WIDTH + end - i)]
             i = end

@@ -67,6 +67,24 @@ def test_a_missing_tile_is_read_from_the_ledger_instead(tmp_path: Path, whole: M
     assert tree.root() == whole.root(5000)
 
 
+def test_tiles_are_counted_by_their_size_and_one_gone_before_it_is_read_is_an_error_not_a_root(
+        tmp_path: Path, whole: MerkleTree) -> None:
+    """The tiles are counted without reading them (a short file is not a tile); one that is
+    cut short after the count raises ValueError, which ``pitboss evidence`` answers with a
+    pass over the log, never with a root made of other bytes."""
+    write_tiles(tmp_path, LEAVES[:4096])
+    path = tmp_path / tile_path(0, 3)
+    path.write_bytes(path.read_bytes()[:-1])
+    assert _tiled(tmp_path, 4096).tail_start == 3 * 256
+    write_tiles(tmp_path, LEAVES[:4096])
+    tree = _tiled(tmp_path, 4096)
+    assert tree.tail_start == 4096
+    (tmp_path / tile_path(0, 5)).unlink()
+    with pytest.raises(ValueError, match="tile 5 changed"):
+        tree.root()
+    assert _tiled(tmp_path, 4096).root() == whole.root(4096)  # counted again: read from the rows
+
+
 def test_an_altered_tile_gives_another_root_or_a_proof_that_fails(tmp_path: Path, whole: MerkleTree) -> None:
     """Byte 100 of a tile is in its hash 3. A level-1 hash is under the root; a level-0
     hash (leaf 515) is under its neighbours' proofs (leaf 514's), which the caller checks
