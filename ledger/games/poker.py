@@ -583,7 +583,7 @@ def hand_key(st: PokerState, i: int, kind: str) -> Any:
         return None
     if kind == "high":
         return high_hand_key(st, i)
-    return HAND_KEYS[kind](list(st.hole[i]), list(st.board))  # a tuple, or an int ("high"): compared within a kind
+    return HAND_KEYS[kind](list(st.hole[i]), list(st.board))  # a tuple here, an int for "high": compared within a kind
 
 
 def compute_pots(st: PokerState) -> list[Pot]:

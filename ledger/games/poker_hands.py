@@ -85,7 +85,8 @@ def high_rank(cards: Sequence[str]) -> tuple[int, ...]:
 # test_poker_hands.py`` cross-checks the two on every category and on random hands.
 CARD_ID = {r + s: i * 4 + j for i, r in enumerate("23456789TJQKA") for j, s in enumerate("cdhs")}
 """A card's id in phevaluator's numbering (rank * 4 + suit). The poker engine converts a
-card once, when it is dealt or shown, and keeps the ids beside the cards for ``high_key_ids``."""
+card once, when it is dealt, drawn or shown, and keeps the ids beside the cards for
+``high_key_ids``."""
 EVALUATE_7_IDS = _pheval.evaluate_7cards  # seven card ids -> phevaluator's rank (1 = royal flush)
 _PH_EVAL = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: EVALUATE_7_IDS}
 

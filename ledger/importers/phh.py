@@ -200,7 +200,7 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
             emit("poker.show.v1", {"seat": seat, "cards": _cards(rest[0] if rest else "")})
         else:
             raise PhhError(f"{where()}: action {verb!r} is not supported for {variant}")
-    k = 0
+    k = 0  # no action is being replayed now: ``where()`` names the award
     if st.phase == "award":
         for award in award_events(st):
             emit("poker.award.v1", award)
