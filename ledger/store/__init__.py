@@ -231,10 +231,13 @@ class Store:
     def count(self) -> int:
         return int(self.sql_scalar(f"SELECT count(*) FROM {self.events_table}"))
 
-    def _rows_where(self, condition: str = "", params: tuple[object, ...] = (), limit: int | None = None) -> list[Row]:
+    def _rows_where(self, condition: str = "", params: tuple[object, ...] = (), limit: int | None = None,
+                    raw: bool = False) -> list[Row]:
         """Stored rows matching ``condition`` (SQL with ``{id}`` for the notification-id
         column and ``?`` for parameters), in notification order: the plain-SQL bulk read
-        of verify, checkpoints and the jobs (tuples, not eventsourcing's objects)."""
+        of verify, checkpoints and the jobs (tuples, not eventsourcing's objects). ``raw``:
+        SQLite's own tuples, in the same order, where the caller unpacks them (verify:
+        building a ``Row`` costs as much as fetching it)."""
         ds = self.recorder.datastore  # type: ignore[attr-defined]  # both recorders have one; the base class does not declare it
         sqlite = self.url.backend == "sqlite"
         id_col = "rowid" if sqlite else "notification_id"
@@ -245,16 +248,17 @@ class Store:
         if sqlite:
             with ds.transaction(commit=False) as c:
                 c.execute(sql, params)
-                return [Row(*r) for r in c.fetchall()]
+                return c.fetchall() if raw else [Row(*r) for r in c.fetchall()]  # raw: tuples of Row's fields
         from psycopg.rows import tuple_row
 
         with ds.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(sql.replace("?", "%s"), params)
             return [Row(i, s, v, t, bytes(b)) for i, s, v, t, b in curs.fetchall()]
 
-    def row_range(self, lo: int, hi: int) -> list[Row]:
-        """Stored events with notification ids lo..hi (inclusive), in notification order."""
-        return self._rows_where("{id} BETWEEN ? AND ?", (lo, hi))
+    def row_range(self, lo: int, hi: int, raw: bool = False) -> list[Row]:
+        """Stored events with notification ids lo..hi (inclusive), in notification order
+        (``raw``: see ``_rows_where``)."""
+        return self._rows_where("{id} BETWEEN ? AND ?", (lo, hi), raw=raw)
 
     def rows_of_kind(self, kind: str) -> list[Row]:
         """Every stored event of one kind, in notification order (a scan in the database)."""

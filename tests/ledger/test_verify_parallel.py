@@ -97,3 +97,39 @@ def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool
     assert serial == parallel and rep1.streams == rep2.streams
     assert [(c, s, q) for c, s, q, r in parallel if "after its round.close" in r] == [
         ("chain", closed.stream, closed.seq + 1), ("chain", closed.stream, closed.seq + 2)]
+
+
+class _StreamedIds:
+    """The ledger's own store, with its id bounds hidden: ``_IdScan`` then takes its
+    streamed pass over every id, the path for ids that are not exactly 1..N."""
+
+    def __init__(self, store) -> None:  # type: ignore[no-untyped-def]
+        self._store = store
+
+    def id_bounds(self) -> None:
+        return None
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._store, name)
+
+
+def test_the_id_scan_shortcut_for_ids_1_to_n_equals_the_streamed_pass(ledger, tiny_ranges) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14 point 3 (every row read, whatever its id): when the ids are exactly 1..N
+    the scan takes its ranges from N (two index lookups and a count); it must list the very
+    ranges, count and leaf positions the pass over every id lists, and on a gap or an id
+    outside 1..N take that pass itself."""
+    p = make_producers(ledger)
+    ingest(ledger.store, night_batch(ledger.store, p, rounds=4).lines())
+    ring = {r.notification_id for r in ledger.store.stream_rows("keyring")}
+
+    def scan(store):  # type: ignore[no-untyped-def]
+        s = verify_mod._IdScan(store, ring)
+        return s.ranges, s.total, s.positions, s.outside, s.gaps, s.missing
+
+    fast, streamed = scan(ledger.store), scan(_StreamedIds(ledger.store))
+    assert fast == streamed and fast[1] == ledger.store.count() and fast[3:] == ([], [], 0)
+    ids = ledger.store.notification_ids()
+    col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    execute_sql(ledger.store, f"DELETE FROM {ledger.store.events_table} WHERE {col}=?", (ids[len(ids) // 2],))
+    after = scan(ledger.store)
+    assert after == scan(_StreamedIds(ledger.store)) and after[1] == len(ids) - 1 and after[5] == 1
