@@ -1158,7 +1158,7 @@ _RECONCILE_EXIT = {"RECONCILED": EXIT_OK, "NOT RECONCILED": EXIT_FAILED, "UNVERI
               help="Reconcile even if some checks could not be made (a table with chips but no count, events with"
                    " no receipt); they are still listed under not_checked.")
 @click.option("--workers", type=click.IntRange(1, 256), default=None,
-              help="Threads for signature checks (default: all cores).")
+              help="Processes for signature checks (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
 def reconcile(c: Context, day: str, roots: TrustRoots, since_file: str | None, accept_unchecked: bool,

@@ -16,7 +16,8 @@ reason, named by its stage):
    from a key once its revocation is recorded (``ledger.clock``);
 6. signature (started on all cores while the batch is still being parsed,
    ``parse_presigned``, or for a batch parsed already before its first event is judged,
-   ``_signatures``; its verdict is read here, in order);
+   ``_signatures``; the verdicts are read after the pass, and any bad one has the batch
+   judged again event by event: ``_check_items``);
 7. the judge of the stream's type (``ledger.judges``): the key ring, a table's
    lifecycle, a round (its game's engine, the RNG protocol, rulings), live equipment,
    seats, money, tournaments, penalties, key-compromise rulings.
@@ -216,8 +217,34 @@ def _check_items(items: list[Item], world: World, signed: Presigned | None = Non
                  ) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
     run add); the world and its key ring advance with every accepted event. ``signed``:
-    the signatures ``parse_presigned`` started, else they start here."""
+    the signatures ``parse_presigned`` started, else they start here.
+
+    Stage 6's verdicts for the signatures checked ahead are read after the pass, not
+    awaited event by event, so the judges run while the other cores are still checking
+    signatures. The pass's outcome stands only when every verdict it deferred is good:
+    then it is the outcome of judging event by event, which would have read those same
+    good verdicts at the same points. Otherwise (a bad signature, or a judge that failed
+    on an event whose signature was not yet known) the batch is judged again, event by
+    event, on a world read afresh from the store, into ``world`` itself."""
     presigned, verdict = signed if signed is not None else _signatures(items, world)
+    deferred: list[int] = []
+    try:
+        outcome = _judge_items(items, world, presigned, verdict, deferred)
+        if all(verdict(j) for j in deferred):
+            return outcome
+    except Exception:
+        if not deferred:
+            raise  # nothing was taken on trust: the failure is the event-by-event one
+    world.restart()
+    return _judge_items(items, world, presigned, verdict, None)
+
+
+def _judge_items(items: list[Item], world: World, presigned: dict[int, tuple[bytes, int]],
+                 verdict: Callable[[int], bool], deferred: list[int] | None
+                 ) -> tuple[list[PackedEvent], list[Rejection], int]:
+    """Stages 3 to 7 for each item in order (``_check_items``). ``deferred``: where the job
+    numbers of the verdicts taken as good go, to be read after the pass; None: each
+    verdict is read in its turn."""
     events: list[PackedEvent] = []
     rejections: list[Rejection] = []
     replays = 0
@@ -240,7 +267,12 @@ def _check_items(items: list[Item], world: World, signed: Presigned | None = Non
             world.check_scope(ev, entry)
             check_time(ev, entry, before, world.clock)
             pre = presigned.get(i)
-            ev.check_signature(entry.public_key, verdict(pre[1]) if pre and pre[0] == entry.public_key else None)  # 6
+            if pre is None or pre[0] != entry.public_key:
+                ev.check_signature(entry.public_key)  # 6, here: its key was not in the ring as the batch began
+            elif deferred is not None:
+                deferred.append(pre[1])  # 6, read after the pass
+            else:
+                ev.check_signature(entry.public_key, verdict(pre[1]))  # 6
             world.judge(ev)  # 7
         except EventError as exc:
             replays += exc.check == "replay"

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.bindings import crypto_core_ed25519_is_valid_point, crypto_sign_open
 from nacl.exceptions import CryptoError
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 
 class KeyFileError(Exception):
@@ -62,58 +67,189 @@ def verify_signature(public_key: bytes, sig: bytes, message: bytes) -> bool:
     return True
 
 
-_POOL: list[ThreadPoolExecutor] = []
 SIGNATURE_CHUNK = 128
-"""Signatures a thread checks in one go: large enough that handing work to a thread costs
-little beside 128 verifications (about 7 ms), small enough that the first verdicts are
-ready while the rest of the batch is still being checked."""
+"""Signatures a checker process verifies in one go: large enough that handing work over
+costs little beside 128 verifications (about 7 ms), small enough that the first verdicts
+are ready while the rest of the batch is still being checked."""
 
 
 def _verify_chunk(jobs: list[tuple[bytes, bytes, bytes]]) -> list[bool]:
     return [verify_signature(pk, sig, msg) for pk, sig, msg in jobs]
 
 
+def _checker(conn: Connection) -> None:
+    """A checker process: chunks of jobs in, their verdicts out, until the pipe closes."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    os.nice(19)
+    try:
+        while True:
+            conn.send(_verify_chunk(conn.recv()))
+    except (EOFError, OSError):
+        return
+
+
+class _Checkers:
+    """One process per core that verifies chunks of signatures, each over its own pipe.
+
+    Processes, not threads: libsodium releases the GIL while it verifies, but a thread must
+    take the GIL back between two verifications, and while the caller runs Python (ingest
+    parses and judges the batch meanwhile) it waits up to the interpreter's switch interval
+    (5 ms) for it, so threads checked little until the caller stopped to wait (measured:
+    about 0.3 of a core beside a busy caller). No helper thread either: the caller writes
+    each chunk to a pipe and reads the verdicts back itself, in the order each checker was
+    given its chunks, reading whatever is ready before each write so that no pipe fills
+    both ways. Started once (forked) by the thread and process that first needs them;
+    any other thread or process checks inline."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self.owner = (os.getpid(), threading.get_ident())
+        self.conns: list[Connection] = []
+        self.procs: list[BaseProcess] = []
+        for _ in range(os.cpu_count() or 1):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_checker, args=(theirs,), daemon=True, name="pitboss-ed25519")
+            proc.start()
+            theirs.close()
+            self.conns.append(mine)
+            self.procs.append(proc)
+        self.sent = [0] * len(self.conns)
+        self.read = [0] * len(self.conns)
+        self.ready: dict[tuple[int, int], list[bool]] = {}
+        self.turn = 0
+
+    def mine(self) -> bool:
+        return self.owner == (os.getpid(), threading.get_ident())
+
+    def alive(self) -> bool:
+        return all(p.is_alive() for p in self.procs)
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.close()
+        for proc in self.procs:
+            proc.terminate()
+            proc.join(1)
+
+    def _drain(self, w: int) -> None:
+        conn = self.conns[w]
+        while self.read[w] < self.sent[w] and conn.poll():
+            self.ready[(w, self.read[w])] = conn.recv()
+            self.read[w] += 1
+
+    def submit(self, jobs: list[tuple[bytes, bytes, bytes]]) -> tuple[int, int]:
+        """Hand a chunk to the next checker; returns its ticket for ``result``."""
+        w = self.turn
+        self.turn = (w + 1) % len(self.conns)
+        self._drain(w)
+        self.conns[w].send(jobs)
+        self.sent[w] += 1
+        return w, self.sent[w] - 1
+
+    def result(self, ticket: tuple[int, int]) -> list[bool]:
+        w, n = ticket
+        while ticket not in self.ready:
+            self.ready[(w, self.read[w])] = self.conns[w].recv()
+            self.read[w] += 1
+        return self.ready.pop(ticket)
+
+
+_CHECKERS: list[_Checkers] = []
+
+
+def _checkers() -> _Checkers | None:
+    """The checker processes this thread may use, started on first use; None where they
+    cannot serve (another thread or a forked child of their owner, one core, a checker
+    gone): the caller then checks inline."""
+    if (os.cpu_count() or 1) < 2:
+        return None
+    if _CHECKERS:
+        if not _CHECKERS[0].mine():
+            return None
+        if _CHECKERS[0].alive():
+            return _CHECKERS[0]
+        _discard()  # a checker died: start afresh
+    _CHECKERS.append(_Checkers())
+    return _CHECKERS[0]
+
+
+def _discard() -> None:
+    """Stop using the checkers (one failed): the next feed starts new ones."""
+    if _CHECKERS:
+        _CHECKERS.pop().close()
+
+
 class SignatureFeed:
-    """Signatures checked on every core as they are handed in (threads: libsodium releases
-    the GIL while it verifies): each full chunk goes to a thread at once, so checking
-    starts while the caller is still producing jobs (ingest parses the rest of a batch
-    meanwhile). ``add`` returns the job's number; ``finish`` returns ``verdict(i)``, which
-    waits for the i-th job's verdict. Fewer than two chunks are checked inline at
-    ``finish``, where a thread would cost more than it saves."""
+    """Signatures checked on every core as they are handed in (``_Checkers``): each full
+    chunk goes to a checker process at once, so checking starts while the caller is still
+    producing jobs (ingest parses the rest of a batch meanwhile). ``add`` returns the job's
+    number; ``finish`` returns ``verdict(i)``, which waits for the i-th job's verdict.
+    Less than a chunk is checked inline at ``finish``: a batch that small is not worth
+    starting the checkers for. A chunk whose checker fails is checked inline: a verdict is
+    libsodium's (``verify_signature``) either way."""
 
     def __init__(self) -> None:
         self._jobs: list[tuple[bytes, bytes, bytes]] = []
-        self._futures: list[Future[list[bool]]] = []
-        self._threaded = (os.cpu_count() or 1) > 1
+        self._tickets: list[tuple[int, int]] = []
+        self._done: dict[int, list[bool]] = {}
+        self._pool: _Checkers | None = None
+        self._parallel = (os.cpu_count() or 1) > 1
 
     def _submit(self, chunk: int) -> None:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ed25519"))
+        if self._pool is None:
+            self._pool = _checkers()
         start = chunk * SIGNATURE_CHUNK
-        self._futures.append(_POOL[0].submit(_verify_chunk, self._jobs[start:start + SIGNATURE_CHUNK]))
+        jobs = self._jobs[start:start + SIGNATURE_CHUNK]
+        try:
+            if self._pool is None:
+                raise OSError("no checker processes here")
+            self._tickets.append(self._pool.submit(jobs))
+        except (OSError, ValueError, EOFError):
+            self._tickets.append((-1, chunk))
+            self._done[chunk] = _verify_chunk(jobs)
 
     def add(self, job: tuple[bytes, bytes, bytes]) -> int:
         """Hand in ``(public_key, sig, message)``; returns its number for ``verdict``."""
         jobs = self._jobs
         jobs.append(job)
         n = len(jobs)
-        if n % SIGNATURE_CHUNK == 0 and n >= 2 * SIGNATURE_CHUNK and self._threaded:
-            if not self._futures:
-                self._submit(0)
+        if n % SIGNATURE_CHUNK == 0 and self._parallel:
             self._submit(n // SIGNATURE_CHUNK - 1)
         return n - 1
 
+    def _chunk(self, chunk: int) -> list[bool]:
+        done = self._done.get(chunk)
+        if done is None:
+            pool = self._pool
+            try:
+                if pool is None:  # every ticket of a feed without checkers is done inline
+                    raise OSError("no checker processes")
+                done = pool.result(self._tickets[chunk])
+                if len(done) != len(self._jobs[chunk * SIGNATURE_CHUNK:(chunk + 1) * SIGNATURE_CHUNK]):
+                    raise OSError("a checker answered for another chunk")
+            except (OSError, EOFError):
+                start = chunk * SIGNATURE_CHUNK
+                done = _verify_chunk(self._jobs[start:start + SIGNATURE_CHUNK])
+                if pool is not None and _CHECKERS and _CHECKERS[0] is pool:
+                    _discard()
+                self._pool = None
+            self._done[chunk] = done
+        return done
+
     def finish(self) -> Callable[[int], bool]:
         """The verdicts: every job handed in is being checked, or has been."""
-        if not self._futures:
+        if not self._tickets:
             done = _verify_chunk(self._jobs)
             return done.__getitem__
-        for chunk in range(len(self._futures), -(-len(self._jobs) // SIGNATURE_CHUNK)):
+        for chunk in range(len(self._tickets), -(-len(self._jobs) // SIGNATURE_CHUNK)):
             self._submit(chunk)
-        futures = self._futures
 
         def verdict(i: int) -> bool:
-            return futures[i // SIGNATURE_CHUNK].result()[i % SIGNATURE_CHUNK]
+            return self._chunk(i // SIGNATURE_CHUNK)[i % SIGNATURE_CHUNK]
 
         return verdict
 

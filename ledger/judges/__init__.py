@@ -30,7 +30,7 @@ from typing import Any
 
 from ledger.clock import Clock
 from ledger.events import EventError, PackedEvent, SignedEvent, event_from_stored
-from ledger.keyring import KeyEntry, KeyRing
+from ledger.keyring import KeyEntry, KeyRing, load_keyring
 from ledger.kinds import stream_type_of
 from ledger.refs import parse_ref
 from ledger.scope import covers, describe, place_of
@@ -106,6 +106,17 @@ class World:
         """table -> what it carries from round to round (``Engine.table_book``: a poker
         table's seats, stacks, button and blinds), or None; built from the store on first
         use (``table_book``), then advanced by the judges' ``settle``."""
+
+    def restart(self) -> None:
+        """Forget what the run added: the world as the store holds it, the key ring read
+        again into the same ``KeyRing`` (its holders see the store's ring, not one a
+        refused batch advanced)."""
+        vars(self.ring).update(vars(load_keyring(self.store)))
+        self.heads.clear()
+        self.states.clear()
+        self.tallies.clear()
+        self.hands.clear()
+        self.books.clear()
 
     def prefetch(self, events: list[PackedEvent]) -> None:
         """Read the heads of every stream the batch touches (and tables its rounds name)."""

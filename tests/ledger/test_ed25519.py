@@ -196,9 +196,9 @@ def test_ingest_verify_and_verify_bundle_refuse_the_same_edge_case_signatures(le
 def test_the_signature_feed_gives_each_job_its_own_verdict(n: int) -> None:
     """``ledger.keys.SignatureFeed`` (ingest's signatures, checked on all cores while the
     batch is still parsed): every job's verdict is the serial ``verify_signature``'s, for
-    fewer than two chunks (checked inline), exact multiples of a chunk and remainders
-    (handed to threads as they fill), with bad signatures, wrong keys and short inputs
-    scattered through."""
+    less than a chunk (checked inline), exact multiples of a chunk and remainders (handed
+    to the checker processes as they fill), with bad signatures, wrong keys and short
+    inputs scattered through."""
     from ledger.keys import SIGNATURE_CHUNK, SignatureFeed, verify_signatures
 
     assert SIGNATURE_CHUNK == 128  # the sizes above straddle one and two chunks
@@ -220,3 +220,65 @@ def test_the_signature_feed_gives_each_job_its_own_verdict(n: int) -> None:
     whole = verify_signatures(jobs)
     assert [whole(i) for i in range(n)] == expected
     assert n < 20 or (True in expected and False in expected)  # both verdicts occur
+
+
+def _jobs(n: int) -> list[tuple[bytes, bytes, bytes]]:
+    a = Signer.generate("a")
+    out = []
+    for i in range(n):
+        msg = hashlib.sha256(str(i).encode()).digest()
+        sig = a.sign(msg)
+        out.append((a.public_key, sig if i % 9 else sig[:-1] + bytes([sig[-1] ^ 1]), msg))
+    return out
+
+
+def test_verdicts_stay_libsodiums_when_a_checker_process_dies() -> None:
+    """A checker killed while a feed's chunks are with it: the chunks it never answered
+    are checked in the feed's own process, and the next feed starts new checkers."""
+    import os
+    import signal
+
+    from ledger import keys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(1000)
+    expected = [verify_signature(*job) for job in jobs]
+    feed = keys.SignatureFeed()
+    for job in jobs:
+        feed.add(job)
+    pool = keys._CHECKERS[0]
+    for proc in pool.procs:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(5)
+    verdict = feed.finish()
+    assert [verdict(i) for i in range(len(jobs))] == expected
+    again = keys.verify_signatures(jobs)
+    assert [again(i) for i in range(len(jobs))] == expected
+    assert keys._CHECKERS and keys._CHECKERS[0] is not pool and keys._CHECKERS[0].alive()
+
+
+def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
+    """The checker processes answer the thread that started them; a feed in another
+    thread checks inline and gets the same verdicts (no answer meant for another feed)."""
+    import threading
+
+    from ledger import keys
+
+    jobs = _jobs(600)
+    expected = [verify_signature(*job) for job in jobs]
+    keys.verify_signatures(jobs[:300])  # this thread's checkers, started
+    got: list[list[bool]] = []
+
+    def other() -> None:
+        verdict = keys.verify_signatures(jobs)
+        got.append([verdict(i) for i in range(len(jobs))])
+
+    mine = keys.SignatureFeed()
+    for job in jobs[:256]:
+        mine.add(job)  # two chunks with this thread's checkers while the other thread runs
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    verdict = mine.finish()
+    assert got == [expected] and [verdict(i) for i in range(256)] == expected[:256]

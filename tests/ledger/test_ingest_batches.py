@@ -139,3 +139,90 @@ def test_a_retry_checks_the_batch_against_the_store_not_the_failed_attempt(ledge
     assert report.status == "stored", report.message
     assert ledger.store.count() - base == len(lines)
     assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
+
+
+# --- signatures read after the judges' pass (ledger.ingest._check_items) ----------------
+
+def _forged(lines: list[str], at: list[int]) -> list[str]:
+    out = list(lines)
+    for i in at:
+        d = json.loads(out[i])
+        d["sig"] = d["sig"][:-2] + ("00" if d["sig"][-2:] != "00" else "01")
+        out[i] = json.dumps(d)
+    return out
+
+
+def _event_by_event(store, lines: list[str]) -> list[tuple[int, str | None, int | None, str, str]]:  # type: ignore[no-untyped-def]
+    """The rejections of judging each event in its turn, reading each verdict as it comes:
+    the reference the pass with deferred verdicts must reproduce exactly."""
+    from ledger.ingest import _judge_items, parse_presigned
+    from ledger.judges import World
+    from ledger.keyring import load_keyring
+
+    world = World(store, load_keyring(store))
+    items, (presigned, verdict) = parse_presigned(lines, 1, world.ring)
+    _, rejections, _ = _judge_items(items, world, presigned, verdict, None)
+    return [(r.line, r.stream, r.seq, r.check, r.reason) for r in rejections]
+
+
+def test_a_bad_signature_found_after_the_pass_gives_the_event_by_event_report(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Stage 6's verdicts are read after the judges ran over the batch (ingest docstring).
+    A round.open with a bad signature was judged meanwhile as if good, and its close was
+    admitted against it; the batch must then be judged again event by event, so that the
+    report is the one judging in order gives (the close refused for want of its open), and
+    nothing is stored. The same store then takes the good batch whole."""
+    p = make_producers(ledger)
+    lines = night_batch(ledger.store, p, rounds=200).lines()  # three chunks of signatures and more
+    opens = [i for i, line in enumerate(lines) if json.loads(line)["kind"] == "round.open.v1"]
+    bad = _forged(lines, [opens[70], opens[150] + 1])
+    expected = _event_by_event(ledger.store, bad)
+    assert [c for *_, c, _ in expected].count("signature") == 2 and len(expected) > 2  # later events refused in turn
+    before = len(dump_rows(ledger.store))
+    report = ingest(ledger.store, bad)
+    assert report.status == "rejected"
+    assert [(r.line, r.stream, r.seq, r.check, r.reason) for r in report.rejections] == expected
+    assert len(dump_rows(ledger.store)) == before
+    assert ingest(ledger.store, lines).status == "stored"
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
+
+
+def test_a_session_goes_on_from_the_store_after_a_batch_judged_twice(ledger) -> None:  # type: ignore[no-untyped-def]
+    """After a batch judged again for a bad signature, the session's world is the store's:
+    the next batches of the run are judged and stored as if the refused one never came."""
+    from ledger.ingest import IngestSession
+
+    p = make_producers(ledger)
+    first = night_batch(ledger.store, p, rounds=150).lines()
+    session = IngestSession(ledger.store)
+    assert session.send(first).status == "stored"
+    second = night_batch(ledger.store, p, rounds=150).lines()
+    report = session.send(_forged(second, [len(second) // 2]))
+    assert report.status == "rejected" and report.rejections[0].check == "signature"
+    assert session.send(second).status == "stored"
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
+
+
+def test_a_judge_that_fails_on_an_event_not_yet_proven_is_not_the_verdict(ledger, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A judge that raises on an event whose signature is still being checked: judged
+    again in order, the bad signature is the reason (the judge is never reached); with a
+    good signature the judge's failure is the failure, as without deferred verdicts."""
+    from ledger.judges import World
+
+    p = make_producers(ledger)
+    lines = night_batch(ledger.store, p, rounds=150).lines()
+    target = json.loads(lines[len(lines) // 2])
+    judge = World.judge
+
+    def fragile(self, ev):  # type: ignore[no-untyped-def]
+        if (ev.stream, ev.seq) == (target["stream"], target["seq"]):
+            raise RuntimeError("a judge's own failure")
+        return judge(self, ev)
+
+    monkeypatch.setattr(World, "judge", fragile)
+    report = ingest(ledger.store, _forged(lines, [len(lines) // 2]))
+    assert report.status == "rejected" and report.rejections[0].check == "signature"
+    assert (report.rejections[0].stream, report.rejections[0].seq) == (target["stream"], target["seq"])
+    import pytest
+
+    with pytest.raises(RuntimeError, match="a judge's own failure"):
+        ingest(ledger.store, lines)
