@@ -82,7 +82,6 @@ def _checker(conn: Connection) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    os.nice(19)
     try:
         while True:
             conn.send(_verify_chunk(conn.recv()))
@@ -96,8 +95,9 @@ class _Checkers:
     Processes, not threads: libsodium releases the GIL while it verifies, but a thread must
     take the GIL back between two verifications, and while the caller runs Python (ingest
     parses and judges the batch meanwhile) it waits up to the interpreter's switch interval
-    (5 ms) for it, so threads checked little until the caller stopped to wait (measured:
-    about 0.3 of a core beside a busy caller). No helper thread either: the caller writes
+    (5 ms) for it, so threads checked little until the caller stopped to wait (measured
+    here: most of a 1,000-event batch's signatures were still unchecked when the judges
+    had finished with it). No helper thread either: the caller writes
     each chunk to a pipe and reads the verdicts back itself, in the order each checker was
     given its chunks, reading whatever is ready before each write so that no pipe fills
     both ways. Started once (forked) by the thread and process that first needs them;
@@ -153,6 +153,8 @@ class _Checkers:
     def result(self, ticket: tuple[int, int]) -> list[bool]:
         w, n = ticket
         while ticket not in self.ready:
+            if n < self.read[w]:
+                raise OSError(f"chunk {ticket} was answered and taken already")
             self.ready[(w, self.read[w])] = self.conns[w].recv()
             self.read[w] += 1
         return self.ready.pop(ticket)
