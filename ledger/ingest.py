@@ -213,30 +213,50 @@ def _signatures(items: list[Item], world: World) -> tuple[dict[int, tuple[bytes,
     return where, verify_signatures(jobs)
 
 
-def _check_items(items: list[Item], world: World, signed: Presigned | None = None
-                 ) -> tuple[list[PackedEvent], list[Rejection], int]:
+Outcome = tuple[list[PackedEvent], list[Rejection], int]
+"""A batch's events to store, its rejections and how many of them are replays."""
+
+
+class _Unproven(Exception):
+    """A verdict read after the judges' pass is bad: the batch is judged again in order."""
+
+
+def _check_items(items: list[Item], world: World, signed: Presigned | None = None) -> Outcome:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
     run add); the world and its key ring advance with every accepted event. ``signed``:
-    the signatures ``parse_presigned`` started, else they start here.
+    the signatures ``parse_presigned`` started, else they start here."""
+    outcome, proven, again = _judge_ahead(items, world, signed)
+    return outcome if proven() else again()
 
-    Stage 6's verdicts for the signatures checked ahead are read after the pass, not
-    awaited event by event, so the judges run while the other cores are still checking
-    signatures. The pass's outcome stands only when every verdict it deferred is good:
-    then it is the outcome of judging event by event, which would have read those same
-    good verdicts at the same points. Otherwise (a bad signature, or a judge that failed
-    on an event whose signature was not yet known) the batch is judged again, event by
-    event, on a world read afresh from the store, into ``world`` itself."""
+
+def _judge_ahead(items: list[Item], world: World, signed: Presigned | None
+                 ) -> tuple[Outcome, Callable[[], bool], Callable[[], Outcome]]:
+    """The judges' pass over the batch with stage 6's verdicts for the signatures checked
+    ahead not awaited event by event, so the judges run while the other cores are still
+    checking signatures; then ``proven()``, whether every verdict the pass took as good
+    is good (it waits for them), and ``again()``, the batch judged event by event, each
+    verdict read in its turn, on a world read afresh from the store, into ``world``.
+
+    The pass's outcome stands only when ``proven()``: it is then the outcome of judging
+    event by event, which reads those same good verdicts at the same points. Otherwise
+    the outcome is ``again()``'s. A judge that fails on an event whose signature was not
+    yet known has the batch judged again at once (its signature may be why)."""
     presigned, verdict = signed if signed is not None else _signatures(items, world)
     deferred: list[int] = []
+
+    def again() -> Outcome:
+        world.restart()
+        return _judge_items(items, world, presigned, verdict, None)
+
     try:
         outcome = _judge_items(items, world, presigned, verdict, deferred)
-        if all(verdict(j) for j in deferred):
-            return outcome
     except Exception:
         if not deferred:
             raise  # nothing was taken on trust: the failure is the event-by-event one
-    world.restart()
-    return _judge_items(items, world, presigned, verdict, None)
+        outcome = again()
+        deferred.clear()  # judged in order: nothing left on trust
+
+    return outcome, lambda: all(verdict(j) for j in deferred), again
 
 
 def _judge_items(items: list[Item], world: World, presigned: dict[int, tuple[bytes, int]],
@@ -289,34 +309,58 @@ def ingest_events(store: Store, items: list[Item], clock: Clock | None = None) -
 
 
 def _ingest(store: Store, items: list[Item], world: World, signed: Presigned | None = None) -> IngestReport:
-    """Check one batch against ``world`` and append it whole, or report why not."""
+    """Check one batch against ``world`` and append it whole, or report why not. The rows
+    go to the database while the last signatures are still being checked: the transaction
+    commits only once every verdict is in and good (``Store.append``'s ``before_commit``;
+    PostgreSQL's writers' lock is held meanwhile), else it rolls back and the batch is
+    judged again event by event for its report (``_judge_ahead``)."""
     started = time.perf_counter()
     n = len(items)
     if n == 0:
         return IngestReport("rejected", 0, message="the batch is empty", rejections=[])
-    events, rejections, replays = _check_items(items, world, signed)
-    report = IngestReport("rejected", n)
+    (events, rejections, replays), proven, again = _judge_ahead(items, world, signed)
+    if rejections and not proven():  # the report is the in-order one
+        events, rejections, replays = again()
+    elif not rejections:
+        def signatures_hold() -> None:
+            if not proven():
+                raise _Unproven
+
+        try:
+            return _append(store, events, n, started, signatures_hold)
+        except _Unproven:  # rolled back: nothing stored
+            events, rejections, replays = again()
+            if not rejections:  # judged in order, every verdict read: the batch stands
+                return _append(store, events, n, started, None)
+    report = IngestReport("rejected", n, rejections=rejections)
     if replays == n:
         report.status = "duplicate"
         report.message = f"all {n} events are already stored; nothing stored again"
-    elif rejections:
-        report.rejections = rejections
-        report.message = f"{len(rejections)} of {n} events refused; nothing stored"
+        report.rejections = []
     else:
-        try:
-            ids = store.append(events)
-        except AlreadyStoredError as exc:
-            report.status = "duplicate"
-            report.message = str(exc)
-        except ConflictError as exc:
-            report.status = "conflict"
-            report.message = str(exc)
-        else:
-            report.status = "stored"
-            report.stored = len(events)
-            if ids:
-                report.first_notification, report.last_notification = ids[0], ids[-1]
-            report.message = f"stored {len(events)} events"
+        report.message = f"{len(rejections)} of {n} events refused; nothing stored"
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _append(store: Store, events: list[PackedEvent], n: int, started: float,
+            before_commit: Callable[[], None] | None) -> IngestReport:
+    """Append a batch whose every event passed; the report of what happened to it."""
+    report = IngestReport("rejected", n)
+    try:
+        ids = store.append(events, before_commit)
+    except AlreadyStoredError as exc:
+        report.status = "duplicate"
+        report.message = str(exc)
+    except ConflictError as exc:
+        report.status = "conflict"
+        report.message = str(exc)
+    else:
+        report.status = "stored"
+        report.stored = len(events)
+        if ids:
+            report.first_notification, report.last_notification = ids[0], ids[-1]
+        report.message = f"stored {len(events)} events"
     report.seconds = time.perf_counter() - started
     return report
 

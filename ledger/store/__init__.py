@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import atexit
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
 from eventsourcing.application import Application
@@ -148,8 +148,12 @@ class Store:
         self.close()
 
     # --- writing -------------------------------------------------------------------
-    def append(self, events: Sequence[SignedEvent | PackedEvent]) -> list[int]:
+    def append(self, events: Sequence[SignedEvent | PackedEvent],
+               before_commit: Callable[[], None] | None = None) -> list[int]:
         """Store events in one transaction; ConflictError if any (stream, seq) is taken.
+        ``before_commit``: called inside the transaction once every row is written; what it
+        raises rolls the whole batch back and is raised here as it is (ingest: the batch's
+        last signature verdicts, read while the database writes the rows).
 
         Goes to the application's mapper and recorder directly (what ``app.events.put``,
         where ``Application.save`` ends up, does): ``save`` would first run a runtime
@@ -160,7 +164,15 @@ class Store:
         try:
             # the mapper and recorder that ``app.events.put`` uses, without the Recording and
             # Notification objects it builds for every event (only the ids are wanted)
-            ids = self.recorder.insert_events(_Mapped(events, self.app.mapper))
+            mapped = _Mapped(events, self.app.mapper)
+            if before_commit is None:
+                ids = self.recorder.insert_events(mapped)
+            elif self.url.backend == "sqlite":  # the library's insert_events, with the hook before its commit
+                with self.recorder.datastore.transaction(commit=True) as c:  # type: ignore[attr-defined]  # the SQLite recorder has one
+                    ids = self.recorder._insert_events(c, mapped)  # type: ignore[attr-defined]  # the SQLite recorder's own
+                    before_commit()
+            else:
+                ids = self.recorder.insert_events(mapped, before_commit=before_commit)
         except IntegrityError as exc:
             if self._all_stored_as_sent(events):
                 raise AlreadyStoredError(

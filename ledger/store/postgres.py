@@ -78,6 +78,7 @@ class LedgerPostgresRecorder(PostgresApplicationRecorder):
         Statement by statement, each waits for its reply: three round trips and one per
         ``INSERT_CHUNK`` rows a batch, nothing for a batch to hang on. The library's retry of a dropped connection is
         kept as it was (``AlreadyStoredError`` covers its replay of a committed batch)."""
+        before_commit = kwargs.pop("before_commit", None)  # ``Store.append``'s hook, called before COMMIT
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
             self._insert_events(curs, stored_events, **kwargs)
             if not stored_events:
@@ -89,6 +90,8 @@ class LedgerPostgresRecorder(PostgresApplicationRecorder):
                 part = stored_events[i:i + INSERT_CHUNK]
                 self._insert_stored_events(curs, part, **kwargs)
                 ids += self._fetch_ids_after_insert_events(curs, part, **kwargs) or []
+            if before_commit is not None:
+                before_commit()
             return ids
 
     def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:

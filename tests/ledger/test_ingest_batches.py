@@ -119,11 +119,11 @@ def test_a_retry_checks_the_batch_against_the_store_not_the_failed_attempt(ledge
     real_append, real_keyring = ledger.store.append, ingest_mod.load_keyring
     faults = {"append": 1, "keyring": 1}
 
-    def failing_append(events):  # type: ignore[no-untyped-def]
+    def failing_append(events, before_commit=None):  # type: ignore[no-untyped-def]
         if faults["append"]:
             faults["append"] -= 1
             raise StoreError("storing the batch failed, nothing was stored: server closed the connection")
-        return real_append(events)
+        return real_append(events, before_commit)
 
     def failing_keyring(store):  # type: ignore[no-untyped-def]
         if faults["keyring"] and not faults["append"]:
