@@ -142,6 +142,17 @@ def test_stored_bytes_that_are_not_an_event(sealed) -> None:  # type: ignore[no-
     assert _has(report, "row", "table:bac-1", 1, "not a pitboss event")
 
 
+@pytest.mark.parametrize("state", [b'"an event"', b"42", b"[1, 2]", b"null", b"true"])
+def test_stored_json_that_is_not_an_object_is_a_named_row(sealed, state: bytes) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14 point 3 (every row is read and judged): a row whose bytes are JSON but not
+    an object is named as a row that is not a pitboss event, not a crash of verify."""
+    nid, _ = _row(sealed, "account:P1", 1)
+    execute_sql(sealed.store, f"UPDATE {sealed.store.events_table} SET state=? WHERE {_id_col(sealed)}=?", (state, nid))
+    code, report = _verify(sealed)
+    assert code == 1 and report["verdict"] == "FAILED"
+    assert _has(report, "row", "account:P1", 1, "not a pitboss event")
+
+
 @pytest.mark.parametrize("rewrite", ["duplicate_key", "pretty_printed", "key_order", "escaped"])
 def test_attack_6_stored_bytes_that_are_not_the_signed_canonical_bytes_are_named(sealed, rewrite: str) -> None:  # type: ignore[no-untyped-def]
     """Issue 13 attack 6: a row rewritten so that it still parses to the signed event (the
