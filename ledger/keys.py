@@ -165,10 +165,8 @@ _CHECKERS: list[_Checkers] = []
 
 def _checkers() -> _Checkers | None:
     """The checker processes this thread may use, started on first use; None where they
-    cannot serve (another thread or a forked child of their owner, one core, a checker
-    gone): the caller then checks inline."""
-    if (os.cpu_count() or 1) < 2:
-        return None
+    cannot serve (another thread or a forked child of their owner): the caller then checks
+    inline. A feed asks only on more than one core (``SignatureFeed``)."""
     if _CHECKERS:
         if not _CHECKERS[0].mine():
             return None
@@ -201,11 +199,13 @@ class SignatureFeed:
         self._pool: _Checkers | None = None
         self._parallel = (os.cpu_count() or 1) > 1
 
+    def _chunk_jobs(self, chunk: int) -> list[tuple[bytes, bytes, bytes]]:
+        return self._jobs[chunk * SIGNATURE_CHUNK:(chunk + 1) * SIGNATURE_CHUNK]
+
     def _submit(self, chunk: int) -> None:
         if self._pool is None:
             self._pool = _checkers()
-        start = chunk * SIGNATURE_CHUNK
-        jobs = self._jobs[start:start + SIGNATURE_CHUNK]
+        jobs = self._chunk_jobs(chunk)
         try:
             if self._pool is None:
                 raise OSError("no checker processes here")
@@ -231,11 +231,10 @@ class SignatureFeed:
                 if pool is None:  # every ticket of a feed without checkers is done inline
                     raise OSError("no checker processes")
                 done = pool.result(self._tickets[chunk])
-                if len(done) != len(self._jobs[chunk * SIGNATURE_CHUNK:(chunk + 1) * SIGNATURE_CHUNK]):
+                if len(done) != len(self._chunk_jobs(chunk)):
                     raise OSError("a checker answered for another chunk")
             except (OSError, EOFError):
-                start = chunk * SIGNATURE_CHUNK
-                done = _verify_chunk(self._jobs[start:start + SIGNATURE_CHUNK])
+                done = _verify_chunk(self._chunk_jobs(chunk))
                 if pool is not None and _CHECKERS and _CHECKERS[0] is pool:
                     _discard()
                 self._pool = None

@@ -199,14 +199,18 @@ every event by a scoped key, and a day's events name few tables."""
 
 _TABLE_COVERED: set[tuple[tuple[str, ...], str]] = set()
 """(scope, table) where ``covers(scope, "table:<table>")``: the question asked of nearly
-every event verify checks (a round event by a dealer key), answered without building the
-place each time."""
+every event verify checks (a round event by a dealer key), answered for a key whose scope
+never changed without reading its time or building the place."""
 
 
 def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str, round_table: str | None,
                      when: datetime | None = None) -> tuple[str, str] | None:
-    """("scope", reason) if ``entry``'s scope at ``at`` (``when``, parsed) does not reach the event."""
+    """("scope", reason) if ``entry``'s scope at ``at`` (``when``, parsed) does not reach the
+    event. ``round_table``: a round event's table (its round.open's), else None."""
     if entry is None:
+        return None
+    single = round_table is not None and len(entry.scopes) == 1 and stream.startswith("round:")
+    if single and (entry.scopes[0][1], round_table) in _TABLE_COVERED:
         return None
     try:
         scope = entry.scope_at(when if when is not None else parse_utc_trusted(at))
@@ -219,6 +223,10 @@ def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str,
             _COVERED.clear()
         covered = _COVERED[(scope, place)] = covers(scope, place)
     if covered:
+        if single and round_table is not None:  # one scope at every time, the place "table:<round_table>"
+            if len(_TABLE_COVERED) >= 100_000:
+                _TABLE_COVERED.clear()
+            _TABLE_COVERED.add((scope, round_table))
         return None
     return ("scope", f"untrusted: key {entry.key_id} ({entry.role}) may write only at {describe(scope)}, not at"
                      f" {place or 'a venue-level stream'}")
@@ -284,30 +292,24 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
     except EventError as exc:
         problems.append((exc.check, exc.reason if exc.check != "key" else f"untrusted: {exc.reason}"))
     payload = d["payload"]
-    is_open = kind == "round.open.v1"
+    is_round = stream.startswith("round:")
+    table: str | None = None  # a round event's table: its own for the round.open, else its round.open's
+    if is_round and kind == "round.open.v1":
+        own = payload.get("table") if isinstance(payload, dict) else None
+        if isinstance(own, str):
+            table = own
+            if opens is not None:
+                opens[stream] = own
+    elif is_round and opens is not None:
+        table = opens.get(stream)
     if entry is not None and entry.scoped and stream != KEYRING_STREAM:
-        table: str | None = None  # a round event's table: its round.open's (for the open, its own payload's)
-        if stream.startswith("round:"):
-            table = (payload.get("table") if isinstance(payload, dict) else None) if is_open else (
-                opens.get(stream) if opens is not None else None)
-            if not isinstance(table, str):
-                table = None
-        scopes = entry.scopes
-        if table is None and stream.startswith("round:") and not is_open:
+        if is_round and table is None and kind != "round.open.v1":
             if deferred is not None:
                 deferred.append((stream, seq, nid, key_id, d["at"]))
-        elif table is None or len(scopes) != 1 or (scopes[0][1], table) not in _TABLE_COVERED:
-            problem = scope_problem_at(entry, stream, payload, d["at"], None if is_open else table, when)
+        else:
+            problem = scope_problem_at(entry, stream, payload, d["at"], table, when)
             if problem:
                 problems.append(problem)
-            elif table is not None and len(scopes) == 1:  # a scope that never changed: one verdict at every time
-                if len(_TABLE_COVERED) >= 100_000:
-                    _TABLE_COVERED.clear()
-                _TABLE_COVERED.add((scopes[0][1], table))
-    if is_open and opens is not None and isinstance(payload, dict):
-        table = payload.get("table")
-        if isinstance(table, str):
-            opens[stream] = table
     if entry is not None:
         ok = sig_ok
         if ok is None:
