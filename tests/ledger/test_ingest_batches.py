@@ -226,3 +226,30 @@ def test_a_judge_that_fails_on_an_event_not_yet_proven_is_not_the_verdict(ledger
 
     with pytest.raises(RuntimeError, match="a judge's own failure"):
         ingest(ledger.store, lines)
+
+
+AWKWARD = 'a "quoted", (paren) {brace} [list] \\back\\slash \'single\' NULL ünïcödé ✓ 🂡 \n\t\r end'
+"""Characters a composite's or an array's text format quotes or escapes (PostgreSQL's
+row and array literals), and non-ASCII: the rows must come back as sent whichever wire
+format the recorder uses (``ledger.store.postgres.LedgerPostgresRecorder`` sends them binary).
+A key of a rules object is 1-64 ASCII characters: ``AWKWARD_KEY``."""
+AWKWARD_KEY = 'k "q", (p) {b} [l] \\s \'s\' NULL'
+
+
+def test_stored_rows_are_the_sent_bytes_whatever_their_characters(ledger) -> None:  # type: ignore[no-untyped-def]
+    p = make_producers(ledger)
+    b = night_batch(ledger.store, p, rounds=0)
+    start = ledger.store.max_notification_id()
+    for i in range(300):  # 600 rows: more than one INSERT statement's share (INSERT_CHUNK = 250)
+        rid = f"round:bac-1-{start + i:06d}"
+        b.add(p.dealer, rid, "round.open.v1",
+              {"table": "bac-1", "game": "fan-tan", "rules": {"decks": 8, "note": f"{AWKWARD} {i}", AWKWARD_KEY: i}})
+        b.add(p.dealer, rid, "round.close.v1", {"status": "complete"})
+    lines = b.lines()
+    assert any("\\\\" in line and "\\n" in line and "✓" in line for line in lines)
+    report = ingest(ledger.store, lines)
+    assert report.status == "stored", (report.message, report.rejections[:2])
+    stored = [r[4] for r in dump_rows(ledger.store) if r[1] != "ledger:receipts"][-len(lines):]
+    assert stored == [line.encode() for line in lines]
+    assert ledger.store.event_at(f"round:bac-1-{start + 7:06d}", 1).payload["rules"]["note"] == f"{AWKWARD} 7"
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
