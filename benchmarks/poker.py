@@ -80,9 +80,10 @@ def _timed(fn: Any) -> float:
     return time.perf_counter() - t
 
 
-def _showdown_seat(hole: list[int], board: list[int]) -> PokerState:
+def _showdown_seat(hole: tuple[int, ...], board: tuple[int, ...]) -> PokerState:
     """An engine state holding what ``high_hand_key`` reads at a showdown: seat 1's hole
-    card ids and the board's (the rest of a hand's state plays no part in the call)."""
+    card ids and the board's, as the engine keeps them (tuples); the rest of a hand's state
+    plays no part in the call."""
     st = PokerState.__new__(PokerState)
     st.hole_ids, st.board_ids = [hole], board
     return st
@@ -124,7 +125,7 @@ def measure(quick: bool) -> dict[str, Any]:
     seven_ids = [[ids[c] for c in h] for h in sevens]
     # what the engine evaluates at a hold'em showdown: a seat's two hole cards and the five
     # board cards, kept as ids beside the cards since they were dealt
-    seats = [_showdown_seat(h[:2], h[2:]) for h in seven_ids]
+    seats = [_showdown_seat(tuple(h[:2]), tuple(h[2:])) for h in seven_ids]
 
     def eval_ours() -> None:  # the engine's own call, the concatenation of hole and board included
         for st in seats:

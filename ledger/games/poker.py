@@ -302,9 +302,11 @@ class PokerState:
     start_stacks: list[int] = field(default_factory=list)
     board: list[str] = field(default_factory=list)
     # the same cards as phevaluator's ids (``CARD_ID``; -1 for an unknown card), converted
-    # once when a card is dealt, drawn or shown: the showdown's high hands are evaluated on them
-    hole_ids: list[list[int]] = field(default_factory=list)
-    board_ids: list[int] = field(default_factory=list)
+    # once when a card is dealt, drawn or shown: the showdown's high hands are evaluated on
+    # them. Tuples: their concatenation goes to the C function as its argument tuple, with
+    # no list built and copied on the way (a sixth of the call, measured)
+    hole_ids: list[tuple[int, ...]] = field(default_factory=list)
+    board_ids: tuple[int, ...] = ()
     phase: str = "antes"  # antes, blinds, hole, board, draw, betting, showdown, award, done
     street: int = -1
     posts_due: deque[tuple[int, str, int]] = field(default_factory=deque)  # (seat, type, amount)
@@ -380,7 +382,7 @@ def start_state(rules: PokerRules) -> PokerState:
     blinds = [min(abs(_seat_value(rules.blinds_or_straddles, n, i)), stacks[i] - antes[i]) for i in range(n)]
     st = PokerState(rules, variant, n, stacks, [0] * n, [0] * n, [True] * n, antes, blinds, [[] for _ in range(n)],
                     [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n, bank_spent=[0] * n,
-                    hole_ids=[[] for _ in range(n)])
+                    hole_ids=[()] * n)
     st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]]
                          + [(i, "dead_blind", dead[i]) for i in range(n) if dead[i]])
     st.antes = [antes[i] + dead[i] for i in range(n)]  # both are dead money in the first pot
@@ -870,7 +872,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
         if len(cards) != want:
             raise RuleViolation(f"this street deals {want} board card(s), not {len(cards)}")
         st.board.extend(cards)
-        st.board_ids.extend([_ID_OR_UNKNOWN(c, -1) for c in cards])
+        st.board_ids += tuple([_ID_OR_UNKNOWN(c, -1) for c in cards])
         st.seen.update(cards)
         _street_dealt(st)
         return
@@ -884,7 +886,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     st.deal_due.popleft()
     i = seat - 1
     st.hole[i] = st.hole[i] + list(cards)
-    st.hole_ids[i] = st.hole_ids[i] + [_ID_OR_UNKNOWN(c, -1) for c in cards]
+    st.hole_ids[i] += tuple([_ID_OR_UNKNOWN(c, -1) for c in cards])
     st.seen.update(c for c in cards if c != UNKNOWN)
     st.discards.difference_update(cards)  # a reshuffled discard is live again
     ups = st.spec.hole if st.spec.hole else (False,) * count
@@ -910,7 +912,7 @@ def _draw(st: PokerState, seat: int, discard: list[str]) -> None:
         else:
             raise RuleViolation(f"seat {seat} discards {c}, which is not in its hand")
     st.hole[i] = hand
-    st.hole_ids[i] = [_ID_OR_UNKNOWN(c, -1) for c in hand]
+    st.hole_ids[i] = tuple([_ID_OR_UNKNOWN(c, -1) for c in hand])
     st.up[i] = [False] * len(hand)
     st.draw_due.popleft()
     if discard:
@@ -956,7 +958,7 @@ def _show(st: PokerState, seat: int, cards: list[str]) -> None:
             cards = merged
             st.seen.update(c for c in cards if c != UNKNOWN)
         st.hole[i] = list(cards)
-        st.hole_ids[i] = [_ID_OR_UNKNOWN(c, -1) for c in cards]
+        st.hole_ids[i] = tuple([_ID_OR_UNKNOWN(c, -1) for c in cards])
     else:
         st.in_hand[i] = False  # a mucked hand cannot win (000 tied hands; TDA showdown)
     st.shown[i] = list(cards)
@@ -1246,8 +1248,7 @@ def _copy(st: PokerState) -> PokerState:
                  "bank_spent"):
         setattr(new, name, list(getattr(st, name)))
     new.hole = [list(h) for h in st.hole]
-    new.hole_ids = [list(h) for h in st.hole_ids]
-    new.board_ids = list(st.board_ids)
+    new.hole_ids = list(st.hole_ids)  # tuples: shared, never changed in place
     new.up = [list(u) for u in st.up]
     new.posts_due = deque(st.posts_due)
     new.deal_due = deque(st.deal_due)

@@ -202,8 +202,8 @@ def test_five_card_draw_one_draw_high_hand_004() -> None:
     _, _, st = hand_events(hand)
     assert final_stacks(st) == [1200, 900, 900]
     # the ids the showdown evaluates follow the hand through the draw (discards out, new cards in)
-    assert st.hole_ids == [[CARD_ID[c] for c in h] for h in st.hole]
-    assert st.hole[0] == ["Ac", "Ad", "Ah", "As", "7c"] and st.board_ids == []
+    assert st.hole_ids == [tuple(CARD_ID[c] for c in h) for h in st.hole]
+    assert st.hole[0] == ["Ac", "Ad", "Ah", "As", "7c"] and st.board_ids == ()
 
 
 def test_showdown_evaluates_the_shown_cards_when_the_dealt_ones_were_not_recorded_000_tied_hands() -> None:
@@ -212,7 +212,7 @@ def test_showdown_evaluates_the_shown_cards_when_the_dealt_ones_were_not_recorde
     st, _ = play(["d dh p1 ????", "d dh p2 ????", "d dh p3 ????", "p3 cc", "p1 cc", "p2 cc", "d db AhKhQh",
                   "p1 cc", "p2 cc", "p3 cc", "d db 2c", "p1 cc", "p2 cc", "p3 cc", "d db 3d",
                   "p1 cc", "p2 cc", "p3 cc", "p1 sm JhTh", "p2 sm AcAd", "p3 sm 7s7c"])
-    assert st.hole_ids == [[CARD_ID[c] for c in h] for h in st.hole]
+    assert st.hole_ids == [tuple(CARD_ID[c] for c in h) for h in st.hole]
     assert final_stacks(st) == [10_200, 9_900, 9_900]  # the royal flush takes the pot
 
 
