@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 
 from ledger.events import EventError, SignedEvent
 from ledger.keyring import KeyEntry
-from ledger.timeutil import format_utc, parse_utc, parse_utc_trusted
+from ledger.timeutil import earlier_utc, format_utc, parse_utc, parse_utc_trusted
 
 DEFAULT_MAX_SKEW = timedelta(minutes=5)
 SKEW_ENV = "PITBOSS_MAX_SKEW"
@@ -83,7 +83,7 @@ def check_time(ev: SignedEvent, entry: KeyEntry, before: SignedEvent | None, clo
         raise EventError("time", f"at {ev.at} is behind the ledger's clock ({format_utc(now)}) by more than the allowed"
                                  f" skew of {_span(clock.skew)}: events are recorded as they happen (only an"
                                  " imported hand history carries earlier times)")
-    if before is not None and at < parse_utc_trusted(before.at):
+    if before is not None and earlier_utc(ev.at, before.at):
         raise EventError("time", f"at {ev.at} goes back in time: {ev.stream} seq {before.seq} is at {before.at}")
     p = ev.payload
     field_name = {"key.register.v2": "valid_from", "key.rotate.v1": "effective"}.get(ev.kind)

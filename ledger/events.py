@@ -332,14 +332,30 @@ class PackedEvent(_Originated):
         # an exact-size copy: orjson's output buffer keeps its over-allocation (4 KiB for a 600-byte event)
         self.data = canonical if canonical is not None else memoryview(ev.encoded()).tobytes()
 
+    # ``hash`` and ``at`` are what the chain and the clock read of a stream's previous event,
+    # once for each event after it: sliced from the bytes rather than parsing the whole
+    # event. They are the canonical encoding (RFC 8785: members in key order) of an event
+    # that passed ``parse_event``, so the members before them, "actor" and "at", hold no
+    # quote (the actor's pattern; a UTC time): the first '","at":"' and '","hash":"' are
+    # those members'. Anything else falls back to the parse.
+
     @property
     def hash(self) -> str:
-        digest: str = orjson.loads(self.data)["hash"]
+        data = self.data
+        i = data.find(b'","hash":"')
+        if i > 0 and data[i + 74:i + 75] == b'"':
+            return data[i + 10:i + 74].decode()
+        digest: str = orjson.loads(data)["hash"]
         return digest
 
     @property
     def at(self) -> str:
-        at: str = orjson.loads(self.data)["at"]
+        data = self.data
+        i = data.find(b'","at":"')
+        j = data.find(b'"', i + 8) if i > 0 else -1
+        if j > 0:
+            return data[i + 8:j].decode()
+        at: str = orjson.loads(data)["at"]
         return at
 
     def event(self) -> SignedEvent:

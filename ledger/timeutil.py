@@ -40,19 +40,39 @@ parse_utc = lru_cache(maxsize=65536)(parse_utc_once)
 recur, such as a key's ``valid_from``)."""
 
 
+_LAST: tuple[str, datetime] = ("", datetime.min.replace(tzinfo=UTC))
+"""The last time ``parse_utc_trusted`` parsed: ingest asks for an event's own time from the
+key check and then the clock check (one tuple, replaced whole: safe between threads)."""
+
+
 def parse_utc_trusted(text: str) -> datetime:
     """Parse a timestamp whose form the schema has already checked (hot path).
 
     Falls back to the strict ``parse_utc`` for anything that is not already a valid
     UTC timestamp, so an unchecked value still gets the precise reason.
     """
+    global _LAST
+    last = _LAST
+    if last[0] == text:
+        return last[1]
     try:
         moment = datetime.fromisoformat(text)
     except (ValueError, TypeError):
         return parse_utc(text)
     if moment.utcoffset() != _ZERO or not text.endswith("Z"):
         return parse_utc(text)
+    _LAST = (text, moment)
     return moment
+
+
+def earlier_utc(a: str, b: str) -> bool:
+    """Whether the time ``a`` is before ``b``, both ledger timestamps (``parse_utc``'s form).
+    Written alike (the same length: the same number of fraction digits, the writer's
+    usual six), their characters compare as the times do: fixed-width fields, most
+    significant first. Otherwise (``...:05Z`` against ``...:05.5Z``) they are parsed."""
+    if len(a) == len(b):
+        return a < b
+    return parse_utc_trusted(a) < parse_utc_trusted(b)
 
 
 def format_utc(moment: datetime) -> str:

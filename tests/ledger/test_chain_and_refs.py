@@ -1,6 +1,6 @@
 """The chain rule written once (ledger/chain.py, DESIGN.md "The event": ``prev`` is the
 hash of the previous event of the stream, a fixed genesis value for seq 1), event
-references (ledger/refs.py) and the gaming day (ledger/timeutil.py)."""
+references (ledger/refs.py), the gaming day and the order of times (ledger/timeutil.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from ledger.chain import GENESIS_PREV, link, link_problem
 from ledger.refs import event_ref, parse_ref
-from ledger.timeutil import gaming_day
+from ledger.timeutil import earlier_utc, gaming_day, parse_utc, parse_utc_trusted
 
 H1, H2 = "a" * 64, "b" * 64
 
@@ -41,3 +41,24 @@ def test_event_references_and_the_gaming_day() -> None:
     assert parse_ref("round:B1-7#3") == ("round:B1-7", 3)
     assert parse_ref(event_ref("incident:a#b", 12)) == ("incident:a#b", 12)  # the last '#' separates the seq
     assert gaming_day("2026-11-23T23:59:59.999999Z") == "2026-11-23"
+
+
+@pytest.mark.parametrize("a,b", [
+    ("2026-11-26T10:00:05Z", "2026-11-26T10:00:05.500000Z"),  # no fraction: sorts after '.' as text
+    ("2026-11-26T10:00:05.5Z", "2026-11-26T10:00:05.600000Z"),
+    ("2026-11-26T10:00:05.000001Z", "2026-11-26T10:00:06Z"),
+    ("2026-11-26T10:00:05.123456Z", "2026-11-26T10:00:05.123457Z"),
+    ("2025-12-31T23:59:59.999999Z", "2026-01-01T00:00:00.000000Z"),
+    ("2026-11-26T09:59:59Z", "2026-11-26T10:00:00Z"),
+    ("2026-11-26T10:00:05.1Z", "2026-11-26T10:00:05.10001Z"),
+])
+def test_earlier_utc_orders_ledger_times_as_the_times_they_name(a: str, b: str) -> None:
+    """The clock rule "an event does not go back in time" (ledger.clock) compares times as
+    written: equal-width texts by their characters, others parsed; either way as instants."""
+    assert parse_utc(a) < parse_utc(b)
+    assert earlier_utc(a, b) and not earlier_utc(b, a)
+    assert not earlier_utc(a, a) and not earlier_utc(b, b)
+    assert not earlier_utc("2026-11-26T10:00:05Z", "2026-11-26T10:00:05.000000Z")  # one instant, two writings
+    assert not earlier_utc("2026-11-26T10:00:05.000000Z", "2026-11-26T10:00:05Z")
+    assert parse_utc_trusted(a) == parse_utc(a) and parse_utc_trusted(b) == parse_utc(b)
+    assert parse_utc_trusted(b) == parse_utc(b)  # asked twice in a row: the remembered answer
