@@ -349,6 +349,12 @@ def test_a_player_forced_to_leave_plays_no_further_hand_there_that_day_001_fouls
     room.poker_table(b, "PK3")
     room.hand(b, "round:H-2", ["p3 f", "p4 f", "p1 f"], table="PK3", close=True)  # another table: allowed
     _ok(room, b)
+    b = room.batch()  # the penalty and the next hand in one batch: the hand is judged against the batch's penalty
+    b.add(room.floor, f"penalty:{PLAYERS[0]}", "penalty.v1",
+          {"offence": "interference", "rule": "001 fouls 3", "acts_on": ["round:H-2#1"], "reason": "interfered",
+           "amount": 5000, "currency": "EUR", "table": "PK3"})
+    room.hand(b, "round:H-3", ["p3 f", "p4 f", "p1 f"], table="PK3", close=True)
+    _no(room, b, f"{PLAYERS[0]} was sent away from table PK3")
 
 
 def _folded_hand(room: Room, b: BatchBuilder, rid: str, table: str) -> None:
