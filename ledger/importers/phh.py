@@ -67,6 +67,8 @@ def _decimals(x: Any) -> int:
 
 
 def _scaled(x: Any, factor: int) -> int:
+    if type(x) is int:  # whole already: exact in Python's integers (most amounts: no Decimal made)
+        return x * factor
     if isinstance(x, float) and not math.isfinite(x):  # an unrecorded stack is handled before (None)
         raise PhhError(f"amount {x} is not a finite amount")
     value = Decimal(repr(x)) * factor if isinstance(x, float) else Decimal(x) * factor
