@@ -81,24 +81,28 @@ def fold(stream: str, events: Iterable[SignedEvent], world: Any = None) -> Any:
     return state
 
 
-def _players_named(events: list[PackedEvent]) -> set[str]:
-    """The players a batch's round events name (a bet's ``player``, a hand's
-    ``rules.players``): the round judge asks each one's penalty stream (001 反則行為, sent
-    away from the table), most of which do not exist; with their heads read in the
-    batch's few queries, a missing one costs no query of its own (``state``). Only events
-    whose bytes hold such a key are parsed."""
+def players_named(kind: str, payload: dict[str, Any]) -> Any:
+    """The players a round event names, whom the round judge asks whether a penalty sent
+    them away from the table (001 反則行為): a hand's ``rules.players`` on its round.open,
+    the ``player`` of any other event (a bet), else none."""
+    if kind == "round.open.v1":
+        return payload["rules"].get("players", ())
+    named = payload.get("player")
+    return (named,) if isinstance(named, str) else ()
+
+
+def _penalty_streams(events: list[PackedEvent]) -> set[str]:
+    """The penalty streams of the players a batch's round events name (``players_named``):
+    most do not exist; with their heads read in the batch's few queries, a missing one
+    costs no query of its own (``state``). Only events whose bytes hold such a key are
+    parsed."""
     out: set[str] = set()
     for ev in events:
         if not ev.stream.startswith("round:") or (b'"player":' not in ev.data and b'"players":' not in ev.data):
             continue
-        p = ev.payload
-        named = p.get("player")
-        if isinstance(named, str):
-            out.add(named)
-        rules = p.get("rules") if ev.kind == "round.open.v1" else None
-        listed = rules.get("players") if isinstance(rules, dict) else None
-        if isinstance(listed, list):
-            out.update(x for x in listed if isinstance(x, str))
+        named = players_named(ev.kind, ev.payload)
+        if isinstance(named, (list, tuple)):  # the judge refuses anything else in its turn
+            out.update(f"penalty:{p}" for p in named if isinstance(p, str))
     return out
 
 
@@ -144,7 +148,7 @@ class World:
         wanted = {ev.stream for ev in events}
         wanted |= {f"table:{ev.payload['table']}" for ev in events if ev.kind == "round.open.v1"}
         wanted |= {f"table:{ev.stream[6:]}" for ev in events if ev.stream.startswith("chips:")}
-        wanted |= {f"penalty:{p}" for p in _players_named(events)}  # each is asked whether a penalty sent them away
+        wanted |= _penalty_streams(events)  # each player named is asked whether a penalty sent them away
         wanted -= self.heads.keys()
         found = self.store.heads(sorted(wanted), packed=True)
         for stream in wanted:

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from ledger.events import EventError, SignedEvent
 from ledger.games import ENGINES, Engine, RuleViolation, evolve
-from ledger.judges import BaseJudge, World, register_judge
+from ledger.judges import BaseJudge, World, players_named, register_judge
 from ledger.judges.equipment import equipment_for, ready_problem
 from ledger.judges.penalty import sent_away_by
 from ledger.judges.ruling import HOLD, cited_events, rule_on
@@ -348,8 +348,7 @@ class RoundJudge(BaseJudge):
                     raise RuleViolation(f"table {table}: {problem}")
         if ev.kind == "ruling.v1":
             cited_events(ev, world)
-        players = ev.payload["rules"].get("players", ()) if ev.kind == "round.open.v1" else (
-            (ev.payload["player"],) if isinstance(ev.payload.get("player"), str) else ())
+        players = players_named(ev.kind, ev.payload)
         if players:
             table = ev.payload["table"] if ev.kind == "round.open.v1" else (state.table if state else "")
             check_not_sent_away(players, table, ev.at, world)
