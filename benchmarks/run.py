@@ -132,11 +132,12 @@ def _baseline_recorder_insert(env: dict[str, str], rows: list[list[StoredEvent]]
         if binary:
             from psycopg.sql import SQL
 
+            from ledger.store.postgres import binary_insert
+
             rec: Any = app.recorder
             with rec.datastore.get_connection() as conn:
                 text = rec.insert_events_statement.as_string(conn)
-            assert text.count("unnest(%s") == 1, text
-            rec.insert_events_statement = SQL(text.replace("unnest(%s", "unnest(%b"))  # type: ignore[arg-type]
+            rec.insert_events_statement = SQL(binary_insert(text))  # type: ignore[arg-type]
         gc.collect()
         total, started = 0, time.perf_counter()
         for batch in rows:
