@@ -245,7 +245,7 @@ def _proven_events(store: Store, keys: KeyDirectory, public: PublicDir, stream: 
         tree = leaves.tree(size)
         tree_root = tree.root(size)
         proofs = [tree.inclusion_proof(i, size) for i, _ in located]
-    except ValueError:  # the tiles changed while they were read: one pass over the log instead
+    except ValueError:  # the rows a missing tile stands for were not all there: one pass over the log instead
         if sparse is not None:
             return None
         raise

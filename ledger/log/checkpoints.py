@@ -74,7 +74,7 @@ class SparseIndex:
     """Where the events one asks about sit in the log, without reading the log: a leaf's
     index is its row's rank in notification order (``docs/spec.md``, the log's order), found
     by bisecting the ordered notification ids; the tree comes from the published tiles
-    (``ledger.log.tiles``) plus the rows after the last full tile. What ``pitboss evidence``
+    (``ledger.log.tiles``) plus the rows after the last full tile (and those of a missing one). What ``pitboss evidence``
     reads for one round; its caller checks the tree's root against a signed checkpoint and
     falls back to ``LeafIndex`` when it differs."""
 
@@ -120,11 +120,11 @@ class SparseIndex:
     def tree(self, size: int | None = None) -> TiledTree:
         size = self.size if size is None else size
 
-        def tail(lo: int, hi: int) -> list[bytes]:
+        def rows(lo: int, hi: int) -> list[bytes]:
             return [leaf_hash(bytes.fromhex(decode_stored(r.state)["hash"]))
                     for r in self.store.row_range(self.notification_id(lo), self.notification_id(hi - 1))]
 
-        return TiledTree(TileReader(self.tile_root), size, tail)
+        return TiledTree(TileReader(self.tile_root), size, rows)
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,26 @@ A tile at level L, index N holds 256 consecutive hashes of the tree at height 8L
 holds leaf hashes (SHA-256(0x00 ‖ the event's 32 raw hash bytes), ``ledger.log.merkle``),
 level 1 the roots of the 256-leaf subtrees, level 2 the roots of the 65,536-leaf ones.
 Its path is ``tile/<L>/<N>`` with N written in 3-digit elements, all but the last
-prefixed ``x`` (1234067 is ``x001/x234/067``). Only full tiles are written: once full, a
-tile never changes in an append-only log. Partial tiles (``.p/<W>``) and entry bundles
-(``tile/entries``) are not published; the events are in the ledger.
+prefixed ``x`` (1234067 is ``x001/x234/067``). A full tile never changes in an append-only
+log. The rightmost tile of each level, while it holds fewer than 256 hashes, is written as
+a partial tile ``tile/<L>/<N>.p/<W>`` of its first W hashes (W = 1..255), as C2SP defines
+it: a tree whose size is not a multiple of 65,536 then takes its last level-1 hashes from
+a file instead of hashing up to 65,535 leaves again. A tile's other, narrower partial
+tiles are removed when a wider one or the full tile is written (their hashes are its
+prefix). Entry bundles (``tile/entries``) are not published; the events are in the ledger.
 
 ``create_checkpoint`` writes the tiles its signed tree covers, from the rows it hashed.
 Nothing read from a tile is trusted: ``TiledTree``'s root must equal a signed
 checkpoint's root before any proof made from it is used, and each proof is checked
 against that root (``projections.evidence``); on any difference the caller recomputes
-from the rows. So a missing, stale or altered tile costs time, never a wrong proof.
+from the rows. A missing or short level-0 tile is read from the rows it stands for, so a
+missing, stale or altered tile costs time, never a wrong proof.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -56,28 +62,47 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
+def partial_dir(level: int, index: int) -> str:
+    """``tile/<L>/<N>.p``: where the partial tiles of tile N of level L are written."""
+    return tile_path(level, index) + ".p"
+
+
 def write_tiles(root: Path, leaf_hashes: Sequence[bytes]) -> int:
-    """Write every full tile of levels 0..2 over ``leaf_hashes`` under ``root`` (the public
-    directory); a tile already there with the same bytes is left alone, one that differs
-    is replaced. Returns how many files were written."""
+    """Write every tile of levels 0..2 over ``leaf_hashes`` under ``root`` (the public
+    directory): each full tile, and the rightmost one of each level as a partial tile when
+    it holds 1..255 hashes. A tile already there with the same bytes is left alone, one
+    that differs is replaced; a tile's narrower partial tiles (and all of them once it is
+    full) are removed. Returns how many files were written."""
     written = 0
     level_hashes = leaf_hashes
     for level in range(LEVELS):
         parents: list[bytes] = []
-        for n in range(len(level_hashes) // WIDTH):
+        full = len(level_hashes) // WIDTH
+        for n in range(full):
             part = level_hashes[n * WIDTH:(n + 1) * WIDTH]
             written += _write_if_changed(root / tile_path(level, n), b"".join(part))
             parents.append(root_from_leaf_hashes(part))
+        if full:
+            shutil.rmtree(root / partial_dir(level, full - 1), ignore_errors=True)
+        width = len(level_hashes) - full * WIDTH
+        if width:
+            where = root / partial_dir(level, full)
+            written += _write_if_changed(where / str(width), b"".join(level_hashes[full * WIDTH:]))
+            for other in where.iterdir():
+                if other.name != str(width):
+                    other.unlink(missing_ok=True)
         level_hashes = parents
     return written
 
 
 class TileReader:
-    """Full tiles read from a directory, each file once; a missing or short file is None."""
+    """Tiles read from a directory, each file once: a full tile (a missing or short file is
+    None), or the widest partial tile of a tile that is not full."""
 
     def __init__(self, root: Path):
         self.root = root
         self._cache: dict[tuple[int, int], bytes | None] = {}
+        self._partial: dict[tuple[int, int], bytes] = {}
 
     def tile(self, level: int, index: int) -> bytes | None:
         key = (level, index)
@@ -89,49 +114,55 @@ class TileReader:
             self._cache[key] = data if len(data) == WIDTH * HASH else None
         return self._cache[key]
 
+    def partial(self, level: int, index: int) -> bytes:
+        """The hashes of the widest partial tile ``tile/<L>/<N>.p/<W>`` present whose file
+        holds exactly W hashes (b"" if none)."""
+        key = (level, index)
+        if key not in self._partial:
+            best = b""
+            try:
+                names = os.listdir(self.root / partial_dir(level, index))
+            except OSError:
+                names = []
+            for name in sorted((n for n in names if n.isdigit() and 0 < int(n) < WIDTH), key=int, reverse=True):
+                try:
+                    data = (self.root / partial_dir(level, index) / name).read_bytes()
+                except OSError:
+                    continue
+                if len(data) == int(name) * HASH:
+                    best = data
+                    break
+            self._partial[key] = best
+        return self._partial[key]
+
     def hash(self, level: int, index: int) -> bytes | None:
-        """Hash ``index`` of level ``level`` (within tile index // 256), or None."""
+        """Hash ``index`` of level ``level`` (within tile index // 256, full or partial), or None."""
+        at = (index % WIDTH) * HASH
         tile = self.tile(level, index // WIDTH)
         if tile is None:
-            return None
-        at = (index % WIDTH) * HASH
+            tile = self.partial(level, index // WIDTH)
+            if len(tile) < at + HASH:
+                return None
         return tile[at:at + HASH]
-
-    def full_leaf_tiles(self, limit: int) -> int:
-        """How many level-0 tiles from the first are present (full-sized files), up to
-        ``limit``. Sizes only: a tile's bytes are read when a root or proof needs them (a
-        few, for one round's evidence), and the tree they give is checked against a signed
-        checkpoint's root by the caller."""
-        n = 0
-        while n < limit:
-            key = (0, n)
-            if key in self._cache:
-                if self._cache[key] is None:
-                    break
-            else:
-                try:
-                    if (self.root / tile_path(0, n)).stat().st_size != WIDTH * HASH:
-                        break
-                except OSError:
-                    break
-            n += 1
-        return n
 
 
 class TiledTree(MerkleTree):
-    """A tree of ``size`` leaves whose hashes come from tiles where they cover it and from
-    ``tail(lo, hi)`` (leaf hashes lo..hi-1, read from the ledger) beyond the last level-0
-    tile present. Aligned subtrees of 256^L leaves are read from level L, so a root or a
-    proof costs hundreds of hashes, not the log's size."""
+    """A tree of ``size`` leaves whose hashes come from tiles and from ``rows(lo, hi)``
+    (leaf hashes lo..hi-1, read from the ledger): the leaves after the last full 256 from
+    the rows, a level-0 tile that is missing or short from the rows it stands for, and
+    aligned subtrees of 256^L leaves from level L (full or partial tiles). A root or a
+    proof costs hundreds of hashes and a few files, not the log's size."""
 
-    def __init__(self, tiles: TileReader, size: int, tail: Callable[[int, int], list[bytes]]):
+    def __init__(self, tiles: TileReader, size: int, rows: Callable[[int, int], list[bytes]]):
         super().__init__(())
         self.tiles = tiles
         self.size = size
-        self.tail_start = tiles.full_leaf_tiles(size // WIDTH) * WIDTH
-        self.tail = tail(self.tail_start, size) if self.tail_start < size else []
+        self.rows = rows
+        self.tail_start = size // WIDTH * WIDTH
+        self.tail = rows(self.tail_start, size) if self.tail_start < size else []
         if len(self.tail) != size - self.tail_start:
             raise ValueError(f"the ledger holds {self.tail_start + len(self.tail)} leaves, not {size}")
+        self._read: dict[int, list[bytes]] = {}  # level-0 tiles that were not there, read from the rows
 
     def __len__(self) -> int:
         return self.size
@@ -140,15 +171,27 @@ class TiledTree(MerkleTree):
         out: list[bytes] = []
         i = lo
         while i < hi and i < self.tail_start:
-            tile = self.tiles.tile(0, i // WIDTH)
-            if tile is None:  # present when counted (``full_leaf_tiles``), gone or cut short since
-                raise ValueError(f"level-0 tile {i // WIDTH} changed while it was read")
-            end = min(hi, (i // WIDTH + 1) * WIDTH, self.tail_start)
-            out += [tile[k * HASH:(k + 1) * HASH] for k in range(i % WIDTH, i % WIDTH + end - i)]
+            n = i // WIDTH
+            end = min(hi, (n + 1) * WIDTH)
+            tile = self.tiles.tile(0, n)
+            if tile is not None:
+                out += [tile[k * HASH:(k + 1) * HASH] for k in range(i - n * WIDTH, end - n * WIDTH)]
+            else:
+                out += self._rows_of_tile(n)[i - n * WIDTH:end - n * WIDTH]
             i = end
         if i < hi:
             out += self.tail[i - self.tail_start:hi - self.tail_start]
         return out
+
+    def _rows_of_tile(self, n: int) -> list[bytes]:
+        """The 256 leaf hashes of level-0 tile ``n``, read from the rows (the tile is
+        missing or short), once."""
+        got = self._read.get(n)
+        if got is None:
+            got = self._read[n] = self.rows(n * WIDTH, (n + 1) * WIDTH)
+            if len(got) != WIDTH:
+                raise ValueError(f"the ledger holds {len(got)} of the 256 leaves of level-0 tile {n}")
+        return got
 
     def _subroot(self, lo: int, hi: int) -> bytes:
         n = hi - lo
