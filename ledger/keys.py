@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.bindings import crypto_core_ed25519_is_valid_point, crypto_sign_open
 from nacl.exceptions import CryptoError
 
@@ -28,12 +26,16 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 
 class KeyFileError(Exception):
     """A private key file that is missing, unreadable or too widely readable."""
 
 
 def public_bytes(private_key: Ed25519PrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization  # signing only: a reader never loads it
+
     return private_key.public_key().public_bytes(
         serialization.Encoding.Raw, serialization.PublicFormat.Raw
     )
@@ -287,6 +289,8 @@ class Signer:
 
     @classmethod
     def generate(cls, actor: str) -> Signer:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         priv = Ed25519PrivateKey.generate()
         return cls(actor, key_id_for(public_bytes(priv)), priv)
 
@@ -312,6 +316,8 @@ class KeyDirectory:
         return self.path / f"{key_id}.pem"
 
     def save(self, signer: Signer) -> Path:
+        from cryptography.hazmat.primitives import serialization
+
         self.ensure()
         pem = signer.private_key.private_bytes(
             serialization.Encoding.PEM,
@@ -341,6 +347,9 @@ class KeyDirectory:
                 f"private key file {target} is readable by others (mode {mode:o});"
                 " chmod 600 it"
             )
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         try:
             priv = serialization.load_pem_private_key(data, password=None)
         except (ValueError, TypeError):

@@ -32,9 +32,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from ledger.log.merkle import ProofError, verify_consistency
 from ledger.log.note import (
     COSIGNATURE_TYPE,
@@ -82,6 +79,9 @@ class Witness:
         if not key_file.is_file() or not name_file.is_file():
             raise WitnessError(f"no witness in {directory}: run 'pitboss witness init' first")
         self.name = name_file.read_text(encoding="utf-8").strip()
+        from cryptography.hazmat.primitives import serialization  # a witness signs; its readers never need this
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
         if not isinstance(key, Ed25519PrivateKey):
             raise WitnessError(f"{key_file} is not an Ed25519 key")
@@ -96,6 +96,9 @@ class Witness:
         if (directory / "witness.pem").exists():
             raise WitnessError(f"{directory} already holds a witness")
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         key = Ed25519PrivateKey.generate()
         pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
@@ -110,6 +113,8 @@ class Witness:
     @property
     def vkey(self) -> str:
         """The witness's verifier key (type 0x04), for verifiers to pin with ``--witness``."""
+        from cryptography.hazmat.primitives import serialization
+
         pub = self._key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         return verifier_key(self.name, pub, COSIGNATURE_TYPE)
 

@@ -1,5 +1,6 @@
 """Issue 16 point 7: psycopg only for PostgreSQL URLs, the game engines and their kinds on
-first use; and a lazily filled registry never misses a game or kind the package has.
+first use, ``cryptography`` (signing and key files) only where something is signed; and
+a lazily filled registry never misses a game or kind the package has.
 
 Each check runs in a fresh interpreter: what a module imported is only visible there."""
 
@@ -20,15 +21,17 @@ def _fresh(code: str, cwd: Path | None = None) -> dict[str, object]:
         "\nimport json, sys\n"
         "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.'))\n"
         "out['psycopg'] = any(m == 'psycopg' or m.startswith('psycopg.') for m in sys.modules)\n"
+        "out['cryptography'] = 'cryptography' in sys.modules\n"
         "print(json.dumps(out))\n")
     done = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, cwd=cwd, check=True)
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def test_importing_the_ledger_imports_no_game_and_no_psycopg() -> None:
-    out = _fresh("import ledger, ledger.ingest, ledger.verify, ledger.store\nout = {}")
+    out = _fresh("import ledger, ledger.ingest, ledger.verify, ledger.store, ledger.log.witness, cli.main\nout = {}")
     assert out["games"] == ["cards"]  # the deck, which the RNG protocol deals from
     assert out["psycopg"] is False
+    assert out["cryptography"] is False  # verification is libsodium's; signing loads it when it signs
 
 
 def test_a_kind_lookup_imports_its_game_only() -> None:
@@ -39,7 +42,7 @@ def test_a_kind_lookup_imports_its_game_only() -> None:
 
 def test_an_engine_lookup_imports_its_game_only() -> None:
     out = _fresh("from ledger.games import ENGINES\nout = {'game': ENGINES['dragon-tiger'].game}")
-    assert out == {"game": "dragon-tiger", "games": ["cards", "dragon_tiger"], "psycopg": False}
+    assert out == {"game": "dragon-tiger", "games": ["cards", "dragon_tiger"], "psycopg": False, "cryptography": False}
 
 
 def test_a_kind_whose_family_names_no_module_is_still_found() -> None:
@@ -80,6 +83,7 @@ def test_verify_on_a_sqlite_ledger_imports_no_psycopg(tmp_path: Path) -> None:
         "out = {'code': code}\n", cwd=tmp_path)
     assert out["code"] == 5  # UNVERIFIED: no checkpoint yet; the command ran through
     assert out["psycopg"] is False
+    assert out["cryptography"] is False  # a verifier signs nothing
     assert out["games"] == ["cards"]  # the ledger holds key-ring events only: no game needed
 
 
