@@ -51,6 +51,27 @@ def test_tampered_note_is_refused() -> None:
         open_note(note.replace("\n5\n", "\n6\n"), key)
 
 
+def test_a_note_that_opened_once_opens_only_for_its_own_bytes_and_key() -> None:
+    """``open_note`` keeps the notes that verified (a bundle's proofs all carry one
+    checkpoint): the kept answer is for those exact bytes and that key, never for a note
+    altered afterwards, the same text under another signature, or another key's name."""
+    s, other = Signer.generate("x"), Signer.generate("y")
+    key = VerifierKey.parse(verifier_key("log", s.public_key))
+    body = "log\n5\n" + base64.b64encode(b"\x00" * 32).decode() + "\n"
+    note = sign_note(body, "log", s.private_key)
+    assert open_note(note, key) == body and open_note(note, key) == body
+    with pytest.raises(NoteError, match="does not verify"):
+        open_note(note.replace("\n5\n", "\n6\n"), key)
+    blob = base64.b64encode(key_hash("log", s.public_key) + other.private_key.sign(body.encode())).decode()
+    with pytest.raises(NoteError, match="does not verify"):  # the key's name and hash, another key's signature
+        open_note(f"{body}\n\u2014 log {blob}\n", key)
+    forged = sign_note(body, "log", other.private_key)
+    with pytest.raises(NoteError, match="not signed by log"):
+        open_note(forged, key)
+    with pytest.raises(NoteError, match="not signed by log"):
+        open_note(note, VerifierKey.parse(verifier_key("log", other.public_key)))
+
+
 def test_witness_signature_from_another_key_is_ignored_not_trusted() -> None:
     s, w = Signer.generate("x"), Signer.generate("w")
     key = VerifierKey.parse(verifier_key("log", s.public_key))
