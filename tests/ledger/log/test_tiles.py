@@ -63,6 +63,9 @@ def test_a_wider_partial_tile_replaces_the_narrower_and_a_full_tile_its_partials
     write_tiles(tmp_path, LEAVES[:768])
     assert (tmp_path / tile_path(0, 2)).exists() and not (tmp_path / partial_dir(0, 2)).exists()
     assert sorted(p.name for p in (tmp_path / partial_dir(1, 0)).iterdir()) == ["3"]
+    write_tiles(tmp_path, LEAVES[:1000])
+    write_tiles(tmp_path, LEAVES[:1600])  # tiles 3, 4 and 5 full at once: tile 3's partials go too
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.p")) == [partial_dir(0, 6), partial_dir(1, 0)]
 
 
 def test_a_root_past_the_last_full_level_1_tile_reads_its_partial_tile_not_the_leaves(
