@@ -124,7 +124,8 @@ class TileReader:
                 names = os.listdir(self.root / partial_dir(level, index))
             except OSError:
                 names = []
-            for name in sorted((n for n in names if n.isdigit() and 0 < int(n) < WIDTH), key=int, reverse=True):
+            for name in sorted((n for n in names if n.isascii() and n.isdigit() and 0 < int(n) < WIDTH), key=int,
+                               reverse=True):
                 try:
                     data = (self.root / partial_dir(level, index) / name).read_bytes()
                 except OSError:
