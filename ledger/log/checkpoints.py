@@ -74,9 +74,9 @@ class SparseIndex:
     """Where the events one asks about sit in the log, without reading the log: a leaf's
     index is its row's rank in notification order (``docs/spec.md``, the log's order), found
     by bisecting the ordered notification ids; the tree comes from the published tiles
-    (``ledger.log.tiles``) plus the rows after the last full tile (and those of a missing one). What ``pitboss evidence``
-    reads for one round; its caller checks the tree's root against a signed checkpoint and
-    falls back to ``LeafIndex`` when it differs."""
+    (``ledger.log.tiles``) plus the rows after the last full tile (and those of a missing
+    one). What ``pitboss evidence`` reads for one round; its caller checks the tree's root
+    against a signed checkpoint and falls back to ``LeafIndex`` when it differs."""
 
     def __init__(self, store: Store, tile_root: Path):
         self.store = store

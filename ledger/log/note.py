@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ledger.keys import verify_signature
+from ledger.keys import public_bytes, verify_signature
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -100,11 +100,7 @@ def sign_note(text: str, name: str, private_key: Ed25519PrivateKey) -> str:
     if not text.endswith("\n"):
         raise NoteError("note text must end with a newline")
     check_key_name(name)
-    from cryptography.hazmat.primitives import serialization
-
-    pub = private_key.public_key().public_bytes(
-        serialization.Encoding.Raw, serialization.PublicFormat.Raw
-    )
+    pub = public_bytes(private_key)
     sig = private_key.sign(text.encode())
     blob = base64.b64encode(key_hash(name, pub) + sig).decode()
     return f"{text}\n{SIG_DASH} {name} {blob}\n"
@@ -227,9 +223,7 @@ def cosign(body: str, name: str, private_key: Ed25519PrivateKey, timestamp: int)
     """The cosignature/v1 line a witness adds to a checkpoint whose note text is ``body``:
     ``— name base64(key hash || 8-byte big-endian time || signature)``."""
     check_key_name(name)
-    from cryptography.hazmat.primitives import serialization
-
-    pub = private_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    pub = public_bytes(private_key)
     sig = private_key.sign(_cosigned_message(body, timestamp))
     blob = key_hash(name, pub, COSIGNATURE_TYPE) + timestamp.to_bytes(8, "big") + sig
     return f"{SIG_DASH} {name} {base64.b64encode(blob).decode()}\n"

@@ -82,8 +82,7 @@ def write_tiles(root: Path, leaf_hashes: Sequence[bytes]) -> int:
             part = level_hashes[n * WIDTH:(n + 1) * WIDTH]
             written += _write_if_changed(root / tile_path(level, n), b"".join(part))
             parents.append(root_from_leaf_hashes(part))
-            if (root / partial_dir(level, n)).exists():  # full now: its partial tiles are a prefix of it
-                shutil.rmtree(root / partial_dir(level, n), ignore_errors=True)
+            shutil.rmtree(root / partial_dir(level, n), ignore_errors=True)  # full now: its partial tiles are a prefix of it
         width = len(level_hashes) - full * WIDTH
         if width:
             where = root / partial_dir(level, full)

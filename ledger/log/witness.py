@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ledger.keys import public_bytes
 from ledger.log.merkle import ProofError, verify_consistency
 from ledger.log.note import (
     COSIGNATURE_TYPE,
@@ -113,10 +114,7 @@ class Witness:
     @property
     def vkey(self) -> str:
         """The witness's verifier key (type 0x04), for verifiers to pin with ``--witness``."""
-        from cryptography.hazmat.primitives import serialization
-
-        pub = self._key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        return verifier_key(self.name, pub, COSIGNATURE_TYPE)
+        return verifier_key(self.name, public_bytes(self._key), COSIGNATURE_TYPE)
 
     def follow(self, log_vkey: str) -> VerifierKey:
         try:
