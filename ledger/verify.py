@@ -182,11 +182,14 @@ class RangeResult:
     judge), so the parent keeps no chain head for them once the range is merged."""
 
 
-def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None) -> None:
+def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None, nice: int = 0
+                 ) -> None:
     if store is None:  # a pool worker: Ctrl-C is the parent's to handle (one line, exit 130), not each worker's
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if nice:
+            os.nice(nice)
     _W["store"] = store if store is not None else Store.open(url)  # type: ignore[arg-type]  # url is given whenever store is not (the pool's initializer)
     _W["ring"] = ring
     _W["deep"] = deep
@@ -489,7 +492,7 @@ def _checkpoint_targets(
     return targets
 
 
-def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers: int, deep: bool
+def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers: int, deep: bool, nice: int = 0
              ) -> Iterator[RangeResult]:
     """Each range of CHUNK rows (by their ids, whatever they are: ``_IdScan``) checked, in order."""
     if workers <= 1:
@@ -505,7 +508,7 @@ def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers
     # walking (and copy-on-write copying) objects they never use.
     gc.freeze()
     try:
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep)) as pool:
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep, None, nice)) as pool:
             yield from pool.imap(_check_range, ranges)
     finally:
         gc.unfreeze()
@@ -657,11 +660,13 @@ def verify_ledger(
     workers: int | None = None,
     deep: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    nice: int = 0,
 ) -> VerifyReport:
     """Re-prove the whole ledger against ``roots`` (``ledger.trust``). ``since``: a
     checkpoint note the ledger must still extend (a one-off ``--since``). With
     ``save_state`` and a verdict of OK, the largest accepted checkpoint becomes the
-    verifier's last accepted one (``roots.state_dir``)."""
+    verifier's last accepted one (``roots.state_dir``). ``nice``: added to the worker
+    processes' niceness (reconciliation's day pass, running beside them, keeps a core)."""
     started = time.perf_counter()
     roots = roots or TrustRoots()
     report = VerifyReport(trust_roots=roots.describe())
@@ -712,7 +717,7 @@ def verify_ledger(
     every round of the ledger; a row of a closed round in a later range is still named."""
     tree = CompactRange()
     expected = [min(CHUNK, total - i) for i in range(0, total, CHUNK)]
-    for n, part in enumerate(_results(store, ring, scan.ranges, workers, deep)):
+    for n, part in enumerate(_results(store, ring, scan.ranges, workers, deep, nice)):
         if part.count != expected[n]:
             report.add(Problem("rows", f"{part.count} rows were read where {expected[n]} were listed: rows were written"
                                        " or removed around the ledger while it was read"))

@@ -430,8 +430,10 @@ def _reconcile(store: Store, day: str, roots: TrustRoots | None, public_dir: Pat
     beside = _Beside.start(store, day, DatabaseURL(backend="sqlite", path=tmp / "beside"), workers)
     try:
         say(step)
+        # the pass beside keeps a core of its own: verification's workers yield to it (nice), and have every
+        # core once it is done
         ver = verify_ledger(store, roots=roots, public_dir=public_dir, since=since, workers=workers,
-                            progress=lambda done, total: say(step, done, total))
+                            progress=lambda done, total: say(step, done, total), nice=10 if beside else 0)
         day_pass, fresh_url, counts = _integrity_and_pass(store, day, ver, discrepancies, beside, say, tmp)
     finally:
         if beside is not None:
