@@ -91,7 +91,7 @@ from projections.aml import NOT_COVERED, Scanner
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
-from projections.runner import CHUNK, Applier, TableConfigs, ViewStore, catch_up
+from projections.runner import CHUNK, Accept, Applier, TableConfigs, ViewStore, catch_up
 from projections.table_chips import ChipBook
 from projections.views import Add, Context, Put
 
@@ -149,10 +149,6 @@ def view_differences(live: ViewStore, fresh: ViewStore, name: str, shown: int = 
             if missing >= shown:
                 break
     return out
-
-
-Counts = Callable[[int, str, int, str, bytes], bool]
-"""(notification id, stream, seq, kind, stored bytes) -> whether verification accepted the row."""
 
 
 class LeafRuns:
@@ -242,12 +238,12 @@ def _beside_main(conn: Any, url: DatabaseURL, day: str, fresh_url: DatabaseURL, 
         conn.close()
 
 
-def _day_pass(store: Store, day: str, counts: Counts, fresh_url: DatabaseURL, say: Callable[[int, int], None]) -> dict[str, Any]:
+def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, say: Callable[[int, int], None]) -> dict[str, Any]:
     """Everything reconciliation derives from one pass over the log, the integrity check
     aside: each row that ``counts`` (verification accepted it) decoded once, each round
     walked once when its close comes (module doc), the views recomputed from zero into
     ``fresh_url``. ``say(done, total)`` as it advances. Its result is plain data (it may
-    come from another process: ``_beside``)."""
+    come from another process: ``_Beside``)."""
     discrepancies: list[dict[str, Any]] = []
     # the ledger's clock (ledger.receipt.v1): an event was received by the first receipt after it in the log
     receipts = [(row.notification_id, orjson.loads(row.state)["payload"]["received"])
@@ -265,7 +261,6 @@ def _day_pass(store: Store, day: str, counts: Counts, fresh_url: DatabaseURL, sa
     round_table: dict[str, str] = {}  # the table of each open round (dropped at its close)
     imported: set[str] = set()
     ring = readable_keyring(store)
-    floor_events = 0
     checkpoint_sizes: list[int] = []
     leaf = 0
     floor_leaves = LeafRuns()  # the day's events, by leaf: those after the largest accepted checkpoint are named
@@ -326,7 +321,6 @@ def _day_pass(store: Store, day: str, counts: Counts, fresh_url: DatabaseURL, sa
                 late.append({"event": event_ref(row.stream, row.seq), "kind": row.kind, "at": at,
                              "received": received})
             day_events += on_day
-            floor_events += on_day and not row.stream.startswith(BOOKKEEPING)
             if on_day and not row.stream.startswith(BOOKKEEPING):
                 floor_leaves.add(leaf)
             if row.stream.startswith("chips:"):
@@ -396,13 +390,15 @@ def _day_pass(store: Store, day: str, counts: Counts, fresh_url: DatabaseURL, sa
 
     after += cage.problems
     previous = min((size for size in checkpoint_sizes if size >= before_day), default=None)
+    tables = sorted(book.days.values(), key=lambda t: t.table)
     return {
         "rounds_problems": discrepancies, "after_views": after, "late": late, "unreceipted": unreceipted,
-        "closed": closed, "day_events": day_events, "rounds_ok": rounds_ok, "floor_events": floor_events,
-        "floor_leaves": floor_leaves.runs, "before_day": before_day, "previous": previous,
+        "closed": closed, "day_events": day_events, "rounds_ok": rounds_ok,
+        "floor_events": leaves_after(floor_leaves.runs, 0), "floor_leaves": floor_leaves.runs,
+        "before_day": before_day, "previous": previous,
         "tournaments": tournament_report, "rulings": rulings.of_day(),
-        "tables": [t.to_json() for t in sorted(book.days.values(), key=lambda t: t.table)],
-        "tables_without_count": [t.table for t in sorted(book.days.values(), key=lambda t: t.table) if not t.counts],
+        "tables": [t.to_json() for t in tables],
+        "tables_without_count": [t.table for t in tables if not t.counts],
         "aml_flags": [f.to_json() for f in scanner.flags() if f.day == day],
     }
 
@@ -442,7 +438,7 @@ def _reconcile(store: Store, day: str, roots: TrustRoots | None, public_dir: Pat
 
 
 def _integrity_and_pass(store: Store, day: str, ver: VerifyReport, discrepancies: list[dict[str, Any]],
-                        beside: _Beside | None, say: Progress, tmp: Path) -> tuple[dict[str, Any], DatabaseURL, Counts]:
+                        beside: _Beside | None, say: Progress, tmp: Path) -> tuple[dict[str, Any], DatabaseURL, Accept]:
     """The integrity discrepancies from ``ver`` (into ``discrepancies``), then the day's
     pass: the one made beside verification when verification rejected no row (that pass
     counted every row, so it is the pass verification's verdicts give), else one made now
@@ -488,7 +484,7 @@ def _integrity_and_pass(store: Store, day: str, ver: VerifyReport, discrepancies
 
 
 def _verdict(store: Store, day: str, ver: VerifyReport, discrepancies: list[dict[str, Any]], day_pass: dict[str, Any],
-             fresh_url: DatabaseURL, counts: Counts, accept_unchecked: bool, say: Progress, started: float
+             fresh_url: DatabaseURL, counts: Accept, accept_unchecked: bool, say: Progress, started: float
              ) -> dict[str, Any]:
     discrepancies += day_pass["rounds_problems"]
     say("comparing every view with its recomputation")
