@@ -9,6 +9,7 @@ timestamps are refused. Game issues add their kinds with ``register_kind``.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -323,11 +324,15 @@ class Registry(Mapping[str, V]):
             if self._complete or self._busy:  # busy: a lookup made by a module being loaded loads nothing
                 return
             self._busy = True
+            collecting = gc.isenabled()
+            gc.disable()  # a module's classes and schemas are no garbage: no collection while they are made
             try:
                 for load in list(self._sources):
                     load(name)
             finally:
                 self._busy = False
+                if collecting:
+                    gc.enable()
             if name is None:  # everything is registered: nothing more to load, ever
                 self._complete = True
 
