@@ -63,15 +63,32 @@ def test_parallel_equals_serial_on_clean_and_tampered_ledgers(ledger, tiny_range
     assert any(c == "checkpoint" for c, _, _ in checks)
 
 
+def test_closed_names_answer_like_a_set_across_merges() -> None:
+    """``ClosedNames`` (the closed rounds' names in 8 bytes each) holds what was added,
+    in its set and after merges into its sorted array, and nothing else."""
+    names = verify_mod.ClosedNames()
+    names.MERGE_AT = 7  # type: ignore[misc]  # many merges of a few names
+    added = [f"round:bac-1:{i}" for i in range(0, 300, 3)]
+    for n, name in enumerate(added, 1):
+        names.add(name)
+        assert name in names and len(names) == n
+    assert all(name in names for name in added)
+    assert not any(f"round:bac-1:{i}" in names for i in range(1, 300, 3))
+    assert len(names._sorted) == 98 and list(names._sorted) == sorted(names._sorted)
+
+
+@pytest.mark.parametrize("merge_at", [2, verify_mod.ClosedNames.MERGE_AT], ids=["merged", "recent"])
 @pytest.mark.parametrize("later", [True, False], ids=["in a later range", "in the same range"])
 def test_an_event_after_a_rounds_close_is_named(ledger, tiny_ranges, later: bool,  # type: ignore[no-untyped-def]
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+                                                merge_at: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing may follow a round's close (ledger.judges.round): an event written after it
     behind ingest's back, correctly linked and signed with the real (stolen) dealer key, is
     named by verify, whether it lands in the close's range of rows or a later one (where
-    verify keeps no chain head for the closed round)."""
+    verify keeps no chain head for the closed round, only its name in ``ClosedNames``,
+    whether still in its set of recent names or merged into its array)."""
     from ledger.events import sign_event
 
+    monkeypatch.setattr(verify_mod.ClosedNames, "MERGE_AT", merge_at)
     p = make_producers(ledger)
     ingest(ledger.store, night_batch(ledger.store, p, rounds=6).lines())
     head = next(r for r in ledger.store.rows() if r.kind == "round.close.v1")
