@@ -88,8 +88,8 @@ CHUNK = 2048
 subtree of the log (its leaves start at a multiple of its width) whose root the worker
 computes, and the parent appends one hash for it (``CompactRange.append_subtree``)."""
 IN_FLIGHT = 3
-"""Ranges given to each worker ahead of the one the parent is taking (``_results``): enough
-that no worker waits for the parent, few enough that results never pile up in it."""
+"""Ranges in flight a worker (``_results``): a worker has its next range queued while the
+parent takes a result, and no more than these results ever wait in the parent."""
 
 
 @dataclass
@@ -556,8 +556,8 @@ def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers
         with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep, None, nice)) as pool:
             # A few ranges a worker in flight, not all (``pool.imap`` queues every result
             # the parent has not taken yet, each with 32 bytes of leaf hash a row): the
-            # parent's memory stays the same whatever the ledger's size, even when it falls
-            # behind its workers (issue 16: memory bounded by what is open at once).
+            # results waiting in the parent are at most IN_FLIGHT a worker whatever the
+            # ledger's size, even when it falls behind its workers (issue 16).
             todo = iter(ranges)
             flight = deque(pool.apply_async(_check_range, (b,)) for b in islice(todo, IN_FLIGHT * workers))
             while flight:
