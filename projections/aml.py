@@ -38,10 +38,11 @@ Rules and default thresholds (``AmlConfig``), with where they come from:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -97,28 +98,91 @@ class _Cash:
 
 class _Wagers:
     """What one player wagered in one currency, as the cash rules read it: a total per
-    gaming day (``minimal_play``) and each closed round's wager at its time, as epoch
+    gaming day (``minimal_play``) and closed rounds' wagers at their times, as epoch
     microseconds beside the amount in two machine arrays (``rapid_in_out`` sums those in a
-    window), 16 bytes a round: reconciliation's memory follows the players, not the day's
-    rounds. The rules cite the cash events, never a wager's round, so none is kept."""
+    window). ``windows`` (sorted, disjoint ``(from, to)`` epoch microseconds, both
+    included), when given, are the only times ``rapid_in_out`` can ask about
+    (``rapid_windows``): a wager outside them is counted in its day's total only, so the
+    scan's memory follows the player's cash movements, not the day's rounds. The rules cite
+    the cash events, never a wager's round, so none is kept."""
 
-    __slots__ = ("days", "times", "amounts")
+    __slots__ = ("days", "times", "amounts", "windows")
 
-    def __init__(self) -> None:
+    def __init__(self, windows: Sequence[tuple[int, int]] | None = None) -> None:
         self.days: dict[str, int] = {}
         self.times = array("q")
         self.amounts = array("q")
+        self.windows = windows
 
     def add(self, at: str, amount: int) -> None:
         day = gaming_day(at)
         self.days[day] = self.days.get(day, 0) + amount
-        self.times.append(_micros(parse_utc_trusted(at)))
+        if self.windows is not None and not self.windows:
+            return
+        t = _micros(parse_utc_trusted(at))
+        if self.windows is not None:
+            k = bisect.bisect_right(self.windows, (t, _NEVER)) - 1  # the last window starting at or before t
+            if k < 0 or t > self.windows[k][1]:
+                return
+        self.times.append(t)
         self.amounts.append(amount)
 
     def between(self, t0: datetime, t1: datetime) -> int:
-        """The wagers of rounds closed from ``t0`` to ``t1``, both included."""
+        """The wagers of rounds closed from ``t0`` to ``t1``, both included (a window given
+        to ``__init__`` must hold the span, as ``rapid_windows``' do for the pairs
+        ``rapid_in_out`` asks about)."""
         lo, hi = _micros(t0), _micros(t1)
         return sum(a for t, a in zip(self.times, self.amounts, strict=True) if lo <= t <= hi)
+
+
+_NEVER = 2**63 - 1
+
+
+Windows = dict[tuple[str, str], list[tuple[int, int]] | None]
+"""Per (player, currency): the spans ``rapid_in_out`` can ask about, or None (keep every wager)."""
+
+
+def rapid_windows(cash: Iterable[SignedEvent], config: AmlConfig | None = None) -> Windows:
+    """The spans, per (player, currency), that ``rapid_in_out`` can sum wagers over, from
+    cash events known before a scan (reconciliation reads the ledger's few deposits and
+    withdrawals before its pass): from a deposit to each withdrawal within
+    ``rapid_minutes`` after it that it is at least half the size of (the rule's pairs), as
+    sorted, disjoint epoch-microsecond spans. Given more cash events than the scan is fed
+    (rows verification later refuses), the spans only grow: the scan stays exact. A player
+    whose cash event's time or amount does not read gets None: the scan keeps all of that
+    player's wagers."""
+    cfg = config or AmlConfig()
+    moves: dict[tuple[str, str], list[tuple[int, int, bool]]] = defaultdict(list)
+    unread: set[tuple[str, str]] = set()
+    for ev in cash:
+        if ev.kind not in ("cash.deposit.v1", "cash.withdrawal.v1"):
+            continue
+        try:
+            key = (ev.stream.split(":", 1)[1], ev.payload["currency"])
+            amount = ev.payload["amount"]
+        except (KeyError, IndexError, TypeError):
+            continue  # not a cash movement the scan could file under a player either
+        try:
+            if not isinstance(amount, int):
+                raise TypeError(f"amount {amount!r}")
+            moves[key].append((_micros(parse_utc(ev.at)), amount, ev.kind == "cash.deposit.v1"))
+        except (ValueError, TypeError):
+            unread.add(key)
+    rapid = cfg.rapid_minutes * 60_000_000
+    out: dict[tuple[str, str], list[tuple[int, int]] | None] = dict.fromkeys(unread)
+    for key, items in moves.items():
+        if key in unread:
+            continue
+        spans = sorted((t0, t1) for t0, a0, d0 in items if d0
+                       for t1, a1, d1 in items if not d1 and 0 <= t1 - t0 <= rapid and a0 * 2 >= a1)
+        merged: list[tuple[int, int]] = []
+        for lo, hi in spans:
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        out[key] = merged
+    return out
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -142,11 +206,16 @@ class Scanner:
     ``flags``. Reconciliation feeds it from its own pass over the log, so a closed round is
     derived once (``Context.closed_round``) for the views and the scan alike."""
 
-    def __init__(self, ctx: Context, config: AmlConfig | None = None):
+    def __init__(self, ctx: Context, config: AmlConfig | None = None,
+                 windows: Windows | None = None):
+        """``windows``: ``rapid_windows`` of the cash events the scan will be fed (or more),
+        when the caller knows them before: then a wager is kept only where ``rapid_in_out``
+        can ask about it. None keeps every wager."""
         self.ctx, self.cfg = ctx, config or AmlConfig()
+        self.windows = windows
         # every sum is of one currency (or chip unit): keys carry it
         self.cash: dict[tuple[str, str], list[_Cash]] = defaultdict(list)  # (player, currency)
-        self.wagers: dict[tuple[str, str], _Wagers] = defaultdict(_Wagers)  # (player, currency)
+        self.wagers: dict[tuple[str, str], _Wagers] = {}  # (player, currency)
         # (day, from, to, currency) -> what flowed from one player to another; each dumping play's share
         self.flows: dict[tuple[str, str, str, str], int] = defaultdict(int)
         self.dumps: dict[tuple[str, str, str, str], list[tuple[int, str, str]]] = defaultdict(list)
@@ -175,7 +244,11 @@ class Scanner:
             ref = event_ref(ev.stream, ev.seq)
             currency = ctx.currency(opening.payload["table"], opening.at)
             for player, amount in money.wagered.items():
-                wagers[(player, currency)].add(ev.at, amount)
+                held = wagers.get((player, currency))
+                if held is None:
+                    held = wagers[(player, currency)] = _Wagers(
+                        None if self.windows is None else self.windows.get((player, currency), []))
+                held.add(ev.at, amount)
                 country, where = location.get(player, ("", ""))
                 if country in cfg.restricted_jurisdictions:
                     abroad[(player, gaming_day(ev.at), currency)].append((amount, ref, (where, country)))

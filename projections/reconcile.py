@@ -72,7 +72,7 @@ import signal
 import tempfile
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +83,11 @@ from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
 from ledger.kinds import RECEIPT_STREAM
 from ledger.refs import event_ref
-from ledger.store import DatabaseURL, Store
-from ledger.timeutil import gaming_day, real_day
+from ledger.store import DatabaseURL, Row, Store
+from ledger.timeutil import gaming_day, parse_utc, real_day
 from ledger.trust import TrustRoots
 from ledger.verify import VerifyReport, revoked_later, verify_ledger
-from projections.aml import NOT_COVERED, Scanner
+from projections.aml import NOT_COVERED, Scanner, rapid_windows
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
@@ -238,6 +238,33 @@ def _beside_main(conn: Any, url: DatabaseURL, day: str, fresh_url: DatabaseURL, 
         conn.close()
 
 
+_CASH_MOVES = ("cash.deposit.v1", "cash.withdrawal.v1")
+
+
+def _readable(rows: Iterable[Row]) -> Iterator[SignedEvent]:
+    """The rows that decode as events (one that does not, verification refuses: it counts
+    for nothing)."""
+    for row in rows:
+        try:
+            yield event_from_stored(row.state)
+        except (ValueError, KeyError, TypeError):
+            continue
+
+
+def _crash_starts(rows: Iterable[Row]) -> list[str] | None:
+    """The ``started`` of every stored crash incident, or None (the ruling check then keeps
+    every pool round) if one does not read as a UTC time."""
+    out = []
+    for row in rows:
+        try:
+            started = orjson.loads(row.state)["payload"]["started"]
+            parse_utc(started)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            return None
+        out.append(started)
+    return out
+
+
 def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, say: Callable[[int, int], None]) -> dict[str, Any]:
     """Everything reconciliation derives from one pass over the log, the integrity check
     aside: each row that ``counts`` (verification accepted it) decoded once, each round
@@ -246,8 +273,16 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
     come from another process: ``_Beside``)."""
     discrepancies: list[dict[str, Any]] = []
     # the ledger's clock (ledger.receipt.v1): an event was received by the first receipt after it in the log
+    # read before the pass, in the same scan: the few rows that say which of the pass's many it must keep
+    # (every stored one, counted or not: a superset keeps the checks exact) -- the cash movements, for the
+    # wagers the AML scan's rapid_in_out can ask about, and the crash incidents, for the rounds in progress
+    # at one (memory follows what is open at once, not the day: issue 16 point 3)
+    first = store.rows_of_kinds(["ledger.receipt.v1", *_CASH_MOVES, "incident.server_crash.v1"])
     receipts = [(row.notification_id, orjson.loads(row.state)["payload"]["received"])
-                for row in store.rows_of_kind("ledger.receipt.v1") if row.stream == RECEIPT_STREAM]
+                for row in first if row.kind == "ledger.receipt.v1" and row.stream == RECEIPT_STREAM]
+    windows = rapid_windows(_readable(row for row in first if row.kind in _CASH_MOVES))
+    starts = _crash_starts(row for row in first if row.kind == "incident.server_crash.v1")
+    del first
     receipt_ids = [nid for nid, _ in receipts]
     late: list[dict[str, Any]] = []
     unreceipted = 0
@@ -256,7 +291,7 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
     day_events = 0
     rounds_ok = 0
     book = ChipBook(day)
-    rulings = RulingBook()
+    rulings = RulingBook(starts=starts)
     ended: list[str] = []  # tournaments that ended on the day
     round_table: dict[str, str] = {}  # the table of each open round (dropped at its close)
     imported: set[str] = set()
@@ -273,7 +308,7 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
 
     with ViewStore(fresh_url) as fresh:
         ctx = Context(store)
-        scanner = Scanner(ctx)  # the AML rules, fed from this pass: each closed round derived once
+        scanner = Scanner(ctx, windows=windows)  # the AML rules, fed from this pass: each closed round derived once
 
         def observe(ev: SignedEvent, seen: dict[str, list[Add | Put]]) -> None:
             cage.event(ev, seen)

@@ -12,8 +12,10 @@ rules in ``ledger.judges.ruling``). Fed the ledger's rows in order; pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ledger.events import SignedEvent
@@ -28,6 +30,12 @@ class RulingBook:
     """stream -> (opened, closed) of the rounds of games whose players play each other
     (``banking == "pool"``): the only ones a crash's refund policy is checked for, so the
     others are not kept."""
+    starts: Sequence[str] | None = None
+    """The ``started`` of the ledger's crash incidents, when the caller knows them before
+    the pass (reconciliation reads the few incidents first), or more of them: a closed
+    round then stays in ``rounds`` only if it was in progress at one of them, so the book
+    holds the rounds open at once and those few, not the day's. None keeps every one."""
+    _began: list[datetime] | None = field(default=None, init=False, repr=False)
     rulings: list[dict[str, Any]] = field(default_factory=list)
     crashes: list[tuple[str, str]] = field(default_factory=list)  # (incident ref, started) of the day
 
@@ -37,8 +45,18 @@ class RulingBook:
             self.rounds[stream] = (at, None)
 
     def closed(self, stream: str, at: str) -> None:
-        if stream in self.rounds:
-            self.rounds[stream] = (self.rounds[stream][0], at)
+        if stream not in self.rounds:
+            return
+        opened = self.rounds[stream][0]
+        if self.starts is not None:
+            if self._began is None:
+                self._began = sorted(parse_utc_trusted(s) for s in self.starts)
+            began, first = self._began, parse_utc_trusted(opened)
+            k = bisect.bisect_left(began, first)  # the first crash at or after the round's opening
+            if k == len(began) or began[k] >= parse_utc_trusted(at):
+                del self.rounds[stream]  # in progress at no crash: what ``problems`` asks of it is answered
+                return
+        self.rounds[stream] = (opened, at)
 
     def record(self, stream: str, seq: int, kind: str, payload: dict[str, Any], at: str, on_day: bool) -> None:
         if kind == "incident.server_crash.v1":

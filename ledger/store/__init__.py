@@ -276,6 +276,11 @@ class Store:
         """Every stored event of one kind, in notification order (a scan in the database)."""
         return self._rows_where("topic = ?", (kind,))
 
+    def rows_of_kinds(self, kinds: Sequence[str]) -> list[Row]:
+        """Every stored event of any of ``kinds``, in notification order (one scan)."""
+        marks = ", ".join("?" * len(kinds))
+        return self._rows_where(f"topic IN ({marks})", tuple(kinds))
+
     def rows_of_kind_after(self, kind: str, after: int) -> list[Row]:
         """Stored events of one kind with notification ids above ``after``, in order."""
         return self._rows_where("topic = ? AND {id} > ?", (kind, after))

@@ -206,3 +206,70 @@ def test_play_from_a_restricted_jurisdiction_is_flagged_FATF_call_for_action(led
     assert flag.rule == "restricted_jurisdiction" and flag.players == ["TRAVEL"] and flag.amount == 2_000
     assert flag.events[0] == "account:TRAVEL#2" and [e.split("#")[0] for e in flag.events[1:]] == ["round:B-1", "round:B-2"]
     assert scan_store(ledger.store, AmlConfig(restricted_jurisdictions=("KP",))) == []
+
+
+@pytest.mark.parametrize("late_cash", [False, True], ids=["cash-first", "cash-after-the-rounds"])
+def test_rapid_in_out_from_wagers_kept_only_in_its_windows_flags_as_from_all(ledger, late_cash: bool) -> None:  # type: ignore[no-untyped-def]
+    """FinCEN FIN-2007-G005 (rapid in and out): reconciliation keeps a player's wagers only
+    in the spans the rule can sum (``rapid_windows``: from a deposit to a withdrawal within
+    ``rapid_minutes`` that it is at least half the size of), known from the ledger's cash
+    rows before its pass. The flags are those of keeping every wager, at the spans' both
+    ends included, whether the cash rows come before the rounds in the log or after them."""
+    from ledger.events import event_from_stored
+    from projections.aml import Scanner, rapid_windows
+    from projections.views import Context
+
+    cage = producer_signer(ledger.store, ledger.keys, "cage:main", "cage")
+    floor = producer_signer(ledger.store, ledger.keys, "floor:x", "floor")
+    dealer = producer_signer(ledger.store, ledger.keys, "dealer:x", "dealer")
+    shoe = iter(deck() * 8)
+    rounds = BatchBuilder.for_store(ledger.store)
+    rounds.add(floor, "table:B", "table.open.v1", {"game": "baccarat", "seats": 7, "currency": "EUR"},
+               at=T.format("08:00:00"))
+    # REG: 5,000 at each end of its span (10:00 to 10:30) = 10% of the deposit: no flag unless an end is lost;
+    # ONE: 5,000 inside its span only (under 10%): flagged; both play outside their spans too
+    plays = [("REG", "09:59:59.999999"), ("REG", "10:00:00"), ("REG", "10:30:00"), ("REG", "10:30:00.000001"),
+             ("ONE", "12:00:00"), ("ONE", "13:10:00"), ("ONE", "14:00:00"), ("REG", "18:00:00")]
+    for n, (player, at) in enumerate(plays):
+        rid = f"round:B-{n}"
+        rounds.add(dealer, rid, "round.open.v1", {"table": "B", "game": "baccarat", "rules": {}}, at=T.format(at))
+        for kind, payload in coup_events([(player, "banker", 5_000)], shoe):
+            rounds.add(dealer, rid, kind, payload, at=T.format(at))
+        rounds.add(dealer, rid, "round.close.v1", {"status": "complete"}, at=T.format(at))
+    cash = BatchBuilder.for_store(ledger.store)
+    _cash(cash, cage, "REG", "deposit", 100_000, T.format("10:00:00"), "r1")
+    _cash(cash, cage, "REG", "withdrawal", 90_000, T.format("10:30:00"), "r2")
+    _cash(cash, cage, "REG", "withdrawal", 250_000, T.format("10:40:00"), "r3")  # more than twice the deposit: no span
+    _cash(cash, cage, "ONE", "deposit", 100_000, T.format("12:50:00"), "o1")
+    _cash(cash, cage, "ONE", "withdrawal", 95_000, T.format("13:20:00"), "o2")
+    for b in ([rounds, cash] if late_cash else [cash, rounds]):
+        assert ingest(ledger.store, b.lines()).status == "stored"
+
+    events = [event_from_stored(r.state) for r in ledger.store.rows()]
+    windows = rapid_windows(e for e in events if e.kind.startswith("cash."))
+    minute = 60_000_000
+    assert {k: [(lo % (86_400 * 1_000_000) // minute, hi % (86_400 * 1_000_000) // minute) for lo, hi in v or []]
+            for k, v in windows.items()} == {("REG", "EUR"): [(600, 630)], ("ONE", "EUR"): [(770, 800)]}
+    kept = Scanner(Context(ledger.store), windows=windows)
+    for ev in events:
+        kept.feed(ev)
+    got = kept.flags()
+    assert got == scan_store(ledger.store)
+    assert [(f.rule, f.players) for f in got if f.rule == "rapid_in_out"] == [("rapid_in_out", ["ONE"])]
+    assert {k: len(w.amounts) for k, w in kept.wagers.items()} == {("REG", "EUR"): 2, ("ONE", "EUR"): 1}
+    assert {k: sum(w.days.values()) for k, w in kept.wagers.items()} == {("REG", "EUR"): 25_000, ("ONE", "EUR"): 15_000}
+
+
+def test_rapid_windows_keep_every_wager_of_a_player_whose_cash_time_does_not_read() -> None:
+    """A cash row whose time or amount does not read (written behind the ledger's back;
+    verification refuses it): that player's wagers are all kept, never fewer."""
+    from ledger.events import SignedEvent
+    from projections.aml import rapid_windows
+
+    def ev(stream: str, kind: str, at: str, amount: object) -> SignedEvent:
+        return SignedEvent(ledger="l", stream=stream, seq=1, kind=kind, actor="cage:main", key_id="k", at=at,
+                           payload={"amount": amount, "currency": "EUR"}, prev="", hash="", sig="")
+
+    got = rapid_windows([ev("account:A", "cash.deposit.v1", "not a time", 10), ev("account:B", "cash.deposit.v1",
+                         "2026-11-20T10:00:00Z", "ten"), ev("account:C", "cash.deposit.v1", "2026-11-20T10:00:00Z", 10)])
+    assert got == {("A", "EUR"): None, ("B", "EUR"): None, ("C", "EUR"): []}

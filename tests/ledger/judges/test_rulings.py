@@ -609,3 +609,36 @@ def test_a_hand_in_progress_at_a_crash_is_judged_by_instants_not_text_000_refund
                 True)
     assert set(book.rounds) == {"round:after", "round:before", "round:done"}
     assert [p["stream"] for p in book.problems(lambda stream: None)] == ["round:before"]
+
+
+@pytest.mark.parametrize("starts", [None, [f"{DAY}T21:00:00Z", f"{DAY}T23:00:00Z"]], ids=["every-round", "known-crashes"])
+def test_the_crash_check_keeps_only_rounds_in_progress_at_a_known_crash_000_refund_policy(starts) -> None:  # type: ignore[no-untyped-def]
+    """000 refund policy, checked with the crash incidents known before the pass
+    (``RulingBook.starts``: reconciliation reads them first, more than count is harmless):
+    a closed round stays in the book only if it was in progress at one of them, so the
+    book holds the rounds open at once, not the day's; the problems are the same as
+    keeping every round. At the edges: opened at the crash's start is in progress, closed
+    at it is not."""
+    from projections.rulings_check import RulingBook
+
+    book = RulingBook(starts=starts)
+    book.opened("round:at-start", "poker", f"{DAY}T21:00:00Z")  # opened as the crash began: in progress
+    book.opened("round:closed-at-start", "poker", f"{DAY}T20:00:00Z")
+    book.closed("round:closed-at-start", f"{DAY}T21:00:00Z")  # closed as it began: not in progress
+    book.opened("round:across", "poker", f"{DAY}T20:59:00Z")
+    book.closed("round:across", f"{DAY}T21:01:00Z")
+    book.opened("round:late", "poker", f"{DAY}T22:00:00Z")  # across the second start only: not of the day
+    book.closed("round:late", f"{DAY}T23:30:00Z")
+    for n in range(50):  # the day's other hands, each closed between the crashes
+        book.opened(f"round:between-{n}", "poker", f"{DAY}T21:{10 + n % 40}:00Z")
+        book.closed(f"round:between-{n}", f"{DAY}T21:{11 + n % 40}:00Z")
+    book.opened("round:open", "poker", f"{DAY}T20:30:00Z")  # never closed
+    book.record("incident:crash-1", 1, "incident.server_crash.v1", {"started": f"{DAY}T21:00:00Z"}, f"{DAY}T21:05:00Z",
+                True)
+    book.record("incident:crash-2", 1, "incident.server_crash.v1", {"started": f"{DAY}T23:00:00Z"}, f"{DAY}T23:05:00Z",
+                False)  # received on another day: not checked here
+    assert [p["stream"] for p in book.problems(lambda stream: None)] == ["round:across", "round:at-start", "round:open"]
+    if starts is not None:
+        assert set(book.rounds) == {"round:at-start", "round:across", "round:late", "round:open"}
+    else:
+        assert len(book.rounds) == 55
