@@ -235,6 +235,8 @@ def _proven_events(store: Store, keys: KeyDirectory, public: PublicDir, stream: 
     cps = [sc for sc in stored_checkpoints(store) if sc.checkpoint.size >= needed
            and ring_head is not None and sc.checkpoint.keyring_head() == ring_head]
     if not cps:
+        if sparse is not None and not sparse.count_rows():
+            return None  # ids with a gap: the leaf indexes above were not ranks; the full pass decides
         create_checkpoint(store, keys, public)
         leaves = SparseIndex(store, public.path) if sparse is not None else LeafIndex.read(store)
         cps = [sc for sc in stored_checkpoints(store) if sc.checkpoint.size >= needed]

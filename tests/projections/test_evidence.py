@@ -243,6 +243,8 @@ def test_a_bundle_from_the_published_tiles_is_the_bundle_from_the_whole_log(ledg
 
     with monkeypatch.context() as m:  # with its tiles published, the log is not read whole
         m.setattr("projections.evidence.LeafIndex.read", lambda store: pytest.fail("read the whole log"))
+        if ledger.store.url.backend == "sqlite":  # rowids have no gaps: not even a count of the rows (a scan)
+            m.setattr(type(ledger.store), "count", lambda self: pytest.fail("counted the rows"))
         from_tiles = evidence("from-tiles")
     import shutil
 
@@ -292,3 +294,29 @@ def test_leaf_indexes_hold_across_gaps_in_postgresql_ids(tmp_path: Path) -> None
     finally:
         store.close()
         drop_pg_schema(url)
+
+
+def test_a_row_removed_behind_the_ledgers_back_fails_evidence_and_signs_nothing(ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """SQLite ids are taken as leaf ranks without counting the rows (``SparseIndex``): a row
+    removed before the round shifts every rank after it, and the proofs, checked against the
+    signed root, then fail. Evidence turns to the full pass, which names the mismatch; no
+    bundle is written and no checkpoint is signed over the altered log."""
+    from ledger.kinds import CHECKPOINT_STREAM
+    from tests.conftest import execute_sql
+
+    batch = tmp_path / "b.jsonl"
+    write_sample_batch(ledger.store, ledger.keys, batch, 12)
+    assert ingest(ledger.store, batch.read_text().splitlines()).status == "stored"
+    run = CliRunner()
+    assert run.invoke(main, ledger.cli_args() + ["checkpoint"]).exit_code == 0
+    rounds = sorted({r.stream for r in ledger.store.rows() if r.stream.startswith("round:")})
+    first_row = next(r for r in ledger.store.rows() if r.stream == rounds[-1])
+    victim = next(r for r in ledger.store.rows() if r.stream == rounds[0] and r.seq == 2)
+    assert victim.notification_id < first_row.notification_id
+    id_col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    execute_sql(ledger.store, f"DELETE FROM {ledger.store.events_table} WHERE {id_col} = ?", (victim.notification_id,))
+    checkpoints = len(ledger.store.stream_rows(CHECKPOINT_STREAM))
+    res = run.invoke(main, ledger.cli_args() + ["evidence", rounds[-1], "-o", str(tmp_path / "out"), "--json"])
+    assert res.exit_code != 0 and "no longer match" in res.output, res.output
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    assert len(ledger.store.stream_rows(CHECKPOINT_STREAM)) == checkpoints
