@@ -136,6 +136,8 @@ class _Wagers:
 
 
 _NEVER = 2**63 - 1
+CASH_MOVES = ("cash.deposit.v1", "cash.withdrawal.v1")
+"""The kinds the cash rules read as a player's cash in and out."""
 
 
 Windows = dict[tuple[str, str], list[tuple[int, int]] | None]
@@ -155,7 +157,7 @@ def rapid_windows(cash: Iterable[SignedEvent], config: AmlConfig | None = None) 
     moves: dict[tuple[str, str], list[tuple[int, int, bool]]] = defaultdict(list)
     unread: set[tuple[str, str]] = set()
     for ev in cash:
-        if ev.kind not in ("cash.deposit.v1", "cash.withdrawal.v1"):
+        if ev.kind not in CASH_MOVES:
             continue
         try:
             key = (ev.stream.split(":", 1)[1], ev.payload["currency"])
@@ -229,7 +231,7 @@ class Scanner:
         ctx, cfg = self.ctx, self.cfg
         cash, wagers, flows, dumps = self.cash, self.wagers, self.flows, self.dumps
         transfers, location, abroad = self.transfers, self.location, self.abroad
-        if ev.kind in ("cash.deposit.v1", "cash.withdrawal.v1"):
+        if ev.kind in CASH_MOVES:
             cash[(ev.stream.split(":", 1)[1], ev.payload["currency"])].append(
                 _Cash(ev.at, ev.payload["amount"], ev.kind == "cash.deposit.v1", event_ref(ev.stream, ev.seq)))
         elif ev.kind == "cash.transfer.v1":

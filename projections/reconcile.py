@@ -87,7 +87,7 @@ from ledger.store import DatabaseURL, Row, Store
 from ledger.timeutil import gaming_day, parse_utc, real_day
 from ledger.trust import TrustRoots
 from ledger.verify import VerifyReport, revoked_later, verify_ledger
-from projections.aml import NOT_COVERED, Scanner, rapid_windows
+from projections.aml import CASH_MOVES, NOT_COVERED, Scanner, rapid_windows
 from projections.cage import CageBook
 from projections.money import opened_by_importer, readable_keyring, round_money
 from projections.rulings_check import RulingBook
@@ -238,9 +238,6 @@ def _beside_main(conn: Any, url: DatabaseURL, day: str, fresh_url: DatabaseURL, 
         conn.close()
 
 
-_CASH_MOVES = ("cash.deposit.v1", "cash.withdrawal.v1")
-
-
 def _readable(rows: Iterable[Row]) -> Iterator[SignedEvent]:
     """The rows that decode as events (one that does not, verification refuses: it counts
     for nothing)."""
@@ -272,15 +269,15 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
     ``fresh_url``. ``say(done, total)`` as it advances. Its result is plain data (it may
     come from another process: ``_Beside``)."""
     discrepancies: list[dict[str, Any]] = []
-    # the ledger's clock (ledger.receipt.v1): an event was received by the first receipt after it in the log
     # read before the pass, in the same scan: the few rows that say which of the pass's many it must keep
     # (every stored one, counted or not: a superset keeps the checks exact) -- the cash movements, for the
     # wagers the AML scan's rapid_in_out can ask about, and the crash incidents, for the rounds in progress
     # at one (memory follows what is open at once, not the day: issue 16 point 3)
-    first = store.rows_of_kinds(["ledger.receipt.v1", *_CASH_MOVES, "incident.server_crash.v1"])
+    first = store.rows_of_kinds(["ledger.receipt.v1", *CASH_MOVES, "incident.server_crash.v1"])
+    # the ledger's clock (ledger.receipt.v1): an event was received by the first receipt after it in the log
     receipts = [(row.notification_id, orjson.loads(row.state)["payload"]["received"])
                 for row in first if row.kind == "ledger.receipt.v1" and row.stream == RECEIPT_STREAM]
-    windows = rapid_windows(_readable(row for row in first if row.kind in _CASH_MOVES))
+    windows = rapid_windows(_readable(row for row in first if row.kind in CASH_MOVES))
     starts = _crash_starts(row for row in first if row.kind == "incident.server_crash.v1")
     del first
     receipt_ids = [nid for nid, _ in receipts]

@@ -35,9 +35,12 @@ class RulingBook:
     the pass (reconciliation reads the few incidents first), or more of them: a closed
     round then stays in ``rounds`` only if it was in progress at one of them, so the book
     holds the rounds open at once and those few, not the day's. None keeps every one."""
-    _began: list[datetime] | None = field(default=None, init=False, repr=False)
+    _began: list[datetime] = field(default_factory=list, init=False, repr=False)  # ``starts`` as instants, sorted
     rulings: list[dict[str, Any]] = field(default_factory=list)
     crashes: list[tuple[str, str]] = field(default_factory=list)  # (incident ref, started) of the day
+
+    def __post_init__(self) -> None:
+        self._began = sorted(parse_utc_trusted(s) for s in self.starts or ())
 
     def opened(self, stream: str, game: str, at: str) -> None:
         engine = ENGINES.get(game)
@@ -49,8 +52,6 @@ class RulingBook:
             return
         opened = self.rounds[stream][0]
         if self.starts is not None:
-            if self._began is None:
-                self._began = sorted(parse_utc_trusted(s) for s in self.starts)
             began, first = self._began, parse_utc_trusted(opened)
             k = bisect.bisect_left(began, first)  # the first crash at or after the round's opening
             if k == len(began) or began[k] >= parse_utc_trusted(at):

@@ -285,7 +285,7 @@ class World:
             rs, _ = walk(self.store.stream_events(stream), self.store.event_at)
             return rs.engine.final_chips(rs.st) if rs is not None and rs.engine is not None else {}
 
-        for row in self.store.rows_of_kinds_after(self.BOOK_KINDS, opens[-1]):
+        for row in self.store.rows_of_kinds(self.BOOK_KINDS, opens[-1]):
             ev = event_from_stored(row.state)
             at_table = (row.stream == f"chips:{table}" if row.kind.startswith("chips.") else
                         row.stream == book.hand if row.kind == "round.close.v1" else ev.payload["table"] == table)

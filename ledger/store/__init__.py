@@ -276,18 +276,16 @@ class Store:
         """Every stored event of one kind, in notification order (a scan in the database)."""
         return self._rows_where("topic = ?", (kind,))
 
-    def rows_of_kinds(self, kinds: Sequence[str]) -> list[Row]:
-        """Every stored event of any of ``kinds``, in notification order (one scan)."""
-        marks = ", ".join("?" * len(kinds))
-        return self._rows_where(f"topic IN ({marks})", tuple(kinds))
-
     def rows_of_kind_after(self, kind: str, after: int) -> list[Row]:
         """Stored events of one kind with notification ids above ``after``, in order."""
         return self._rows_where("topic = ? AND {id} > ?", (kind, after))
 
-    def rows_of_kinds_after(self, kinds: Sequence[str], after: int) -> list[Row]:
-        """Stored events of any of ``kinds`` with notification ids above ``after``, in order."""
+    def rows_of_kinds(self, kinds: Sequence[str], after: int | None = None) -> list[Row]:
+        """Stored events of any of ``kinds`` (with notification ids above ``after``, when
+        given), in notification order: one scan."""
         marks = ", ".join("?" * len(kinds))
+        if after is None:
+            return self._rows_where(f"topic IN ({marks})", tuple(kinds))
         return self._rows_where(f"topic IN ({marks}) AND {{id}} > ?", (*kinds, after))
 
     def stream_rows(self, stream: str) -> list[Row]:
