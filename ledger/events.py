@@ -11,6 +11,7 @@ SHA-256 of the canonical body (everything but ``hash`` and ``sig``, see
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ledger.canonical import GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
+from ledger.canonical import EVENT_HASH_DOMAIN, GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
 from ledger.keys import Signer, verify_signature
 from ledger.kinds import KINDS, single_stream_of, stream_type_of
 from ledger.timeutil import parse_utc_once
@@ -29,6 +30,10 @@ BODY_FIELDS = ENVELOPE_FIELDS[:-2]
 
 MAX_LINE_BYTES = 64 * 1024
 """Largest accepted JSONL line; a longer one is refused before it is parsed."""
+
+
+HASH_MISMATCH = ("hash does not match the event's content (altered after signing, or hashed"
+                 " differently from RFC 8785 canonical JSON)")
 
 
 class EventError(ValueError):
@@ -137,11 +142,7 @@ class SignedEvent(_Originated):
         except ValueError as exc:
             raise EventError("schema", str(exc)) from None
         if computed.hex() != self.hash:
-            raise EventError(
-                "hash",
-                "hash does not match the event's content (altered after signing, or hashed"
-                " differently from RFC 8785 canonical JSON)",
-            )
+            raise EventError("hash", HASH_MISMATCH)
 
     def check_signature(self, public_key: bytes, verdict: bool | None = None) -> None:
         """Stage 6: the signature over the event's 32 hash bytes (``ledger.keys.verify_signature``);
@@ -319,18 +320,21 @@ class PackedEvent(_Originated):
     size in memory (issue 13 point 8), not the several times that parsed JSON objects do.
     It reads like a ``SignedEvent`` (``payload``, ``key_id``, ... parse the bytes)."""
 
-    __slots__ = ("stream", "seq", "kind", "data", "before")
+    __slots__ = ("stream", "seq", "kind", "data", "before", "_parsed")
 
-    def __init__(self, ev: SignedEvent, canonical: bytes | None = None):
+    def __init__(self, ev: SignedEvent, canonical: bytes | None = None, keep: bool = False):
         """``canonical``: the event's canonical encoding when the caller has it already
         (``read_json_line`` proved a line is, and ``parse_event`` keeps exactly the line's
-        fields and values), so it is not encoded again."""
+        fields and values), so it is not encoded again. ``keep``: hold ``ev`` as well until
+        ``take`` (ingest keeps a bounded number of a batch's events parsed for its judges,
+        ``ledger.ingest.KEPT_PARSED``)."""
         self.stream, self.seq, self.kind = ev.stream, ev.seq, sys.intern(ev.kind)
         self.before: PackedEvent | None = None
         """The previous event of the same stream accepted in the same run and not yet
         stored (``ledger.judges.World``): the run's events are found through their heads."""
         # an exact-size copy: orjson's output buffer keeps its over-allocation (4 KiB for a 600-byte event)
         self.data = canonical if canonical is not None else memoryview(ev.encoded()).tobytes()
+        self._parsed: SignedEvent | None = ev if keep else None
 
     # ``hash`` and ``at`` are what the chain and the clock read of a stream's previous event,
     # once for each event after it: sliced from the bytes rather than parsing the whole
@@ -362,11 +366,40 @@ class PackedEvent(_Originated):
         d = orjson.loads(self.data)  # canonical bytes this process encoded: orjson reads them exactly
         return SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
 
+    def take(self) -> SignedEvent:
+        """The event, parsed: the one kept since parsing (then no longer held: judged
+        events stay packed), else parsed again from the bytes."""
+        ev = self._parsed
+        if ev is None:
+            return self.event()
+        self._parsed = None
+        return ev
+
+    def check_hash(self) -> None:
+        """``SignedEvent.check_hash`` on the bytes held: the body's canonical encoding is
+        the event's with its ``hash`` and ``sig`` members cut out (RFC 8785 encodes each
+        member on its own, in key order), so it is not encoded again. The members are found
+        as ``hash`` finds its own: after "actor" and "at", which hold no quote, and, for
+        ``sig``, the last one, followed only by "stream", whose name holds none. Bytes of
+        any other shape take ``SignedEvent.check_hash``."""
+        data = self.data
+        i = data.find(b'","hash":"')
+        j = data.rfind(b',"sig":"')
+        if (i > 0 and data.startswith(b'{"actor":"') and data[i + 74:i + 85] == b'","key_id":'
+                and j > i and data[j + 136:j + 148] == b'","stream":"'):
+            body = data[:i + 1] + data[i + 75:j] + data[j + 137:]
+            if hashlib.sha256(EVENT_HASH_DOMAIN + body).hexdigest() != data[i + 10:i + 74].decode():
+                raise EventError("hash", HASH_MISMATCH)
+            return
+        self.event().check_hash()
+
     def encoded(self) -> bytes:
         return self.data
 
     @property
     def payload(self) -> dict[str, Any]:
+        if self._parsed is not None:
+            return self._parsed.payload
         payload: dict[str, Any] = orjson.loads(self.data)["payload"]
         return payload
 

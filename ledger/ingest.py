@@ -54,6 +54,10 @@ from ledger.timeutil import format_utc, parse_utc
 MAX_BATCH_EVENTS = 200_000
 PREFETCH = 500
 """Events whose streams' heads are read together (one query)."""
+KEPT_PARSED = 4096
+"""A batch's first events held parsed as well as packed from the parse to their judging
+(``PackedEvent.take``), so the judges do not parse them again: at most a few MiB,
+whatever the batch's size; the rest are parsed again from their bytes."""
 MAX_BATCH_BYTES = 128 * 1024 * 1024
 """A batch is at most 200,000 events and 128 MiB of JSONL (and a line at most 64 KiB,
 ``ledger.events.MAX_LINE_BYTES``): a batch is checked whole in memory before it is stored
@@ -161,8 +165,8 @@ def _parse(lines: Iterable[str | bytes], first_line: int,
         try:
             obj, canonical = read_json_line(line)
             ev = parse_event(obj)
-            try:
-                out.append((no, PackedEvent(ev, canonical)))  # held as its canonical bytes until checked and stored
+            try:  # held as its canonical bytes until checked and stored; the first KEPT_PARSED parsed as well
+                out.append((no, PackedEvent(ev, canonical, len(out) < KEPT_PARSED)))
             except ValueError as exc:  # no canonical form (a lone surrogate): the hash check's reason
                 raise EventError("schema", str(exc)) from None
             if parsed is not None:
@@ -277,9 +281,9 @@ def _judge_items(items: list[Item], world: World, presigned: dict[int, tuple[byt
             if item.stream is not None and item.seq is not None:
                 refused[(item.stream, item.seq)] = item.line
             continue
-        ev = item.event()  # parsed again from its bytes while it is judged; held packed after
+        ev = item.take()  # the event kept parsed, or parsed again from its bytes; held packed after
         try:
-            ev.check_hash()  # 3
+            item.check_hash()  # 3
             before = world.head(ev.stream)
             check_chain(ev, world, refused)  # 4
             world.accept(item)  # the chain holds: judge later events on their own merits

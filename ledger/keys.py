@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nacl.bindings import crypto_core_ed25519_is_valid_point, crypto_sign_open
 from nacl.exceptions import CryptoError
@@ -69,7 +69,7 @@ def verify_signature(public_key: bytes, sig: bytes, message: bytes) -> bool:
     return True
 
 
-SIGNATURE_CHUNK = 128
+SIGNATURE_CHUNK = 32
 """Signatures a checker process verifies in one go: large enough that handing work over
 costs little beside 128 verifications (about 7 ms), small enough that the first verdicts
 are ready while the rest of the batch is still being checked."""
@@ -79,31 +79,55 @@ def _verify_chunk(jobs: list[tuple[bytes, bytes, bytes]]) -> list[bool]:
     return [verify_signature(pk, sig, msg) for pk, sig, msg in jobs]
 
 
-def _checker(conn: Connection) -> None:
-    """A checker process: chunks of jobs in, their verdicts out, until the pipe closes."""
+_SLOTS = 4096
+"""Chunks a checker may have outstanding (handed over, its answer not yet read): one claim
+slot each, reused round the ring (``_Checkers``)."""
+_FREE, _CHECKER, _CALLER = 0, 1, 2
+"""A chunk's claim: not started, taken by its checker, taken by the caller."""
+
+
+def _checker(conn: Connection, claims: Any, lock: Any) -> None:
+    """A checker process: chunks of jobs in, one answer each out, in order, until the pipe
+    closes. The answer is the chunk's verdicts, or None for a chunk the caller claimed
+    before this process started it (``_Checkers.result``: the caller checked it itself)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    n = 0
     try:
         while True:
-            conn.send(_verify_chunk(conn.recv()))
+            jobs = conn.recv()
+            slot, n = n % _SLOTS, n + 1
+            with lock:
+                mine = claims[slot] == _FREE
+                if mine:
+                    claims[slot] = _CHECKER
+            conn.send(_verify_chunk(jobs) if mine else None)
     except (EOFError, OSError):
         return
 
 
 class _Checkers:
-    """One process per core that verifies chunks of signatures, each over its own pipe.
+    """Processes that verify chunks of signatures, each over its own pipe, one fewer than
+    the cores: the caller is the last worker. It goes on with its own work while they
+    check (ingest parses and judges the batch meanwhile), and when it must wait for a
+    verdict it checks, itself, the last chunks no checker has started yet (``result``), so
+    no core idles while signatures remain. (One checker per core was measured slower on
+    2 cores: three processes shared two, the caller parsed at two thirds of its speed and
+    the checkers, fed at that pace, idled through a third of the batch; and when the
+    caller waited for the last verdicts, its core idled.)
 
     Processes, not threads: libsodium releases the GIL while it verifies, but a thread must
-    take the GIL back between two verifications, and while the caller runs Python (ingest
-    parses and judges the batch meanwhile) it waits up to the interpreter's switch interval
-    (5 ms) for it, so threads checked little until the caller stopped to wait (measured
-    here: most of a 1,000-event batch's signatures were still unchecked when the judges
-    had finished with it). No helper thread either: the caller writes
-    each chunk to a pipe and reads the verdicts back itself, in the order each checker was
-    given its chunks, reading whatever is ready before each write so that no pipe fills
-    both ways. Started once (forked) by the thread and process that first needs them;
-    any other thread or process checks inline."""
+    take the GIL back between two verifications, and while the caller runs Python it waits
+    up to the interpreter's switch interval (5 ms) for it, so threads checked little until
+    the caller stopped to wait (measured here: most of a 1,000-event batch's signatures
+    were still unchecked when the judges had finished with it). No helper thread either:
+    the caller writes each chunk to a pipe and reads the answers back itself, in the order
+    each checker was given its chunks, reading whatever is ready before each write so that
+    no pipe fills both ways. A chunk is claimed, under its checker's lock, by whichever
+    starts it first, the checker or the caller; a chunk the caller took is answered None.
+    Started once (forked) by the thread and process that first needs them; any other
+    thread or process checks inline."""
 
     def __init__(self) -> None:
         import multiprocessing
@@ -112,17 +136,28 @@ class _Checkers:
         self.owner = (os.getpid(), threading.get_ident())
         self.conns: list[Connection] = []
         self.procs: list[BaseProcess] = []
-        for _ in range(os.cpu_count() or 1):
+        self.claims: list[Any] = []
+        self.locks: list[Any] = []
+        for _ in range(max(1, (os.cpu_count() or 1) - 1)):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_checker, args=(theirs,), daemon=True, name="pitboss-ed25519")
+            claims, lock = ctx.RawArray("b", _SLOTS), ctx.Lock()
+            proc = ctx.Process(target=_checker, args=(theirs, claims, lock), daemon=True, name="pitboss-ed25519")
             proc.start()
             theirs.close()
             self.conns.append(mine)
             self.procs.append(proc)
+            self.claims.append(claims)
+            self.locks.append(lock)
         self.sent = [0] * len(self.conns)
         self.read = [0] * len(self.conns)
+        self.pending: dict[tuple[int, int], list[tuple[bytes, bytes, bytes]]] = {}
+        """Each chunk handed over whose answer is not read yet."""
+        self.taken: set[tuple[int, int]] = set()
+        """The chunks among those the caller checked itself."""
         self.ready: dict[tuple[int, int], list[bool]] = {}
         self.turn = 0
+        self.checked_here = 0
+        """Chunks the caller has checked itself (``result``)."""
 
     def mine(self) -> bool:
         return self.owner == (os.getpid(), threading.get_ident())
@@ -137,28 +172,69 @@ class _Checkers:
             proc.terminate()
             proc.join(1)
 
+    def _take(self, w: int) -> None:
+        """Read checker ``w``'s next answer (waiting for it)."""
+        ticket = (w, self.read[w])
+        answer = self.conns[w].recv()
+        self.read[w] += 1
+        del self.pending[ticket]
+        if ticket in self.taken:
+            self.taken.remove(ticket)
+            if answer is not None:
+                raise OSError(f"chunk {ticket} was checked by the caller and its checker both")
+        elif answer is None:
+            raise OSError(f"chunk {ticket} was skipped by its checker and not checked by the caller")
+        else:
+            self.ready[ticket] = answer
+
     def _drain(self, w: int) -> None:
         conn = self.conns[w]
         while self.read[w] < self.sent[w] and conn.poll():
-            self.ready[(w, self.read[w])] = conn.recv()
-            self.read[w] += 1
+            self._take(w)
 
     def submit(self, jobs: list[tuple[bytes, bytes, bytes]]) -> tuple[int, int]:
         """Hand a chunk to the next checker; returns its ticket for ``result``."""
         w = self.turn
         self.turn = (w + 1) % len(self.conns)
         self._drain(w)
+        n = self.sent[w]
+        if n - self.read[w] >= _SLOTS:  # the slot's last chunk is not answered yet: the caller checks this one
+            raise OSError("every claim slot of the checker is in use")
+        self.claims[w][n % _SLOTS] = _FREE  # its last chunk, n - _SLOTS, is answered and read
+        self.pending[(w, n)] = jobs
         self.conns[w].send(jobs)
         self.sent[w] += 1
-        return w, self.sent[w] - 1
+        return w, n
+
+    def _check_one(self) -> bool:
+        """Claim and check here the last chunk that no checker has started, of the checker
+        with the most chunks outstanding; False when there is none."""
+        for w in sorted(range(len(self.conns)), key=lambda w: self.read[w] - self.sent[w]):
+            n = self.sent[w] - 1
+            while n >= self.read[w] and (w, n) in self.taken:
+                n -= 1
+            if n < self.read[w]:
+                continue
+            with self.locks[w]:
+                free = self.claims[w][n % _SLOTS] == _FREE
+                if free:
+                    self.claims[w][n % _SLOTS] = _CALLER
+            if free:
+                self.taken.add((w, n))
+                self.ready[(w, n)] = _verify_chunk(self.pending[(w, n)])
+                self.checked_here += 1
+                return True
+        return False
 
     def result(self, ticket: tuple[int, int]) -> list[bool]:
+        """The chunk's verdicts; while they are not in, the caller checks chunks no checker
+        has started (from the last), else waits for an answer."""
         w, n = ticket
         while ticket not in self.ready:
             if n < self.read[w]:
                 raise OSError(f"chunk {ticket} was answered and taken already")
-            self.ready[(w, self.read[w])] = self.conns[w].recv()
-            self.read[w] += 1
+            if self.conns[w].poll() or not self._check_one():
+                self._take(w)
         return self.ready.pop(ticket)
 
 

@@ -192,8 +192,8 @@ def test_ingest_verify_and_verify_bundle_refuse_the_same_edge_case_signatures(le
 
 
 
-@pytest.mark.parametrize("n", [0, 1, 127, 255, 256, 257, 384, 1000])
-def test_the_signature_feed_gives_each_job_its_own_verdict(n: int) -> None:
+@pytest.mark.parametrize("chunks", [0, 1 / 32, 31 / 32, 63 / 32, 2, 65 / 32, 3, 1000 / 32])
+def test_the_signature_feed_gives_each_job_its_own_verdict(chunks: float) -> None:
     """``ledger.keys.SignatureFeed`` (ingest's signatures, checked on all cores while the
     batch is still parsed): every job's verdict is the serial ``verify_signature``'s, for
     less than a chunk (checked inline), exact multiples of a chunk and remainders (handed
@@ -201,7 +201,7 @@ def test_the_signature_feed_gives_each_job_its_own_verdict(n: int) -> None:
     inputs scattered through."""
     from ledger.keys import SIGNATURE_CHUNK, SignatureFeed, verify_signatures
 
-    assert SIGNATURE_CHUNK == 128  # the sizes above straddle one and two chunks
+    n = round(chunks * SIGNATURE_CHUNK)  # sizes that straddle one and two chunks
     a, b = Signer.generate("a"), Signer.generate("b")
     jobs = []
     for i in range(n):
@@ -258,6 +258,32 @@ def test_verdicts_stay_libsodiums_when_a_checker_process_dies() -> None:
     assert keys._CHECKERS and keys._CHECKERS[0] is not pool and keys._CHECKERS[0].alive()
 
 
+def test_the_caller_checks_the_last_chunks_itself_rather_than_wait_with_the_same_verdicts() -> None:
+    """When a verdict is not in yet, the feed's own process checks the last chunks that no
+    checker has started (``_Checkers.result``), claiming each under the checker's lock, so
+    a chunk is checked once, by one of them; the checker answers None for a chunk the
+    caller took. Verdicts stay libsodium's whoever checked, and the next feed's answers
+    come in order after the skipped ones."""
+    import os
+
+    from ledger import keys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(48 * keys.SIGNATURE_CHUNK)
+    expected = [verify_signature(*job) for job in jobs]
+    keys.verify_signatures(jobs[:keys.SIGNATURE_CHUNK])  # the checkers, started
+    pool = keys._CHECKERS[0]
+    before = pool.checked_here
+    verdict = keys.verify_signatures(jobs)
+    assert [verdict(i) for i in range(len(jobs))] == expected
+    assert pool.checked_here > before  # the first verdict was not in: the caller took the last chunks
+    assert keys._CHECKERS[0] is pool  # no answer was out of turn (that would discard the checkers)
+    again = keys.verify_signatures(jobs)
+    assert [again(i) for i in range(len(jobs))] == expected
+    assert keys._CHECKERS[0] is pool
+
+
 def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
     """The checker processes answer the thread that started them; a feed in another
     thread checks inline and gets the same verdicts (no answer meant for another feed)."""
@@ -276,7 +302,7 @@ def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
 
     mine = keys.SignatureFeed()
     for job in jobs[:256]:
-        mine.add(job)  # two chunks with this thread's checkers while the other thread runs
+        mine.add(job)  # chunks with this thread's checkers while the other thread runs
     t = threading.Thread(target=other)
     t.start()
     t.join()

@@ -345,3 +345,70 @@ def test_a_canonical_line_is_kept_as_its_own_bytes(good) -> None:  # type: ignor
         spaced = json.dumps(json.loads(line))  # ", " and ": ": the same event, not its canonical bytes
         obj, canonical = read_json_line(spaced)
         assert canonical is None and PackedEvent(parse_event(obj)).data == line.encode()
+
+
+def test_the_hash_checked_on_the_packed_bytes_judges_as_the_parsed_events(good) -> None:  # type: ignore[no-untyped-def]
+    """Stage 3 on the bytes ingest holds (``PackedEvent.check_hash``: the body is the
+    event's canonical bytes with its ``hash`` and ``sig`` members cut out, RFC 8785 encoding
+    each member on its own) judges exactly as the parsed event's ``check_hash``: every
+    event of a night passes; a payload whose own members are named "hash", "sig",
+    "key_id" and "stream" is cut at the envelope's members, not the payload's; a changed
+    body or hash is refused by both, a changed signature by neither (it is not hashed);
+    bytes of another shape (not canonical) are judged by the parse."""
+    from ledger.canonical import GENESIS_PREV, canonical_json
+    from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, read_json_line
+
+    _, b = good
+    signer = Signer.generate("dealer:x")
+    tricky = sign_event(signer, ledger="t.example/ledger", stream="round:T1-1", seq=1, kind="round.open.v1",
+                        payload={"table": "T1", "game": "baccarat",
+                                 "rules": {"a": "x", "hash": "0" * 64, "key_id": "k", "sig": "1" * 128, "stream": "s"}},
+                        prev=GENESIS_PREV, at="2026-01-01T00:00:00Z")
+    for line in b.lines() + [tricky.to_json_line()]:
+        obj, canonical = read_json_line(line)
+        assert canonical is not None
+        PackedEvent(parse_event(obj), canonical).check_hash()
+        d = json.loads(line)
+        changes = [("hash", "f" * 64), ("sig", "e" * 128), ("seq", d["seq"] + 1), ("actor", d["actor"] + "x"),
+                   ("payload", dict(d["payload"], extra=1))]
+        for name, value in changes:
+            changed = dict(d, **{name: value})
+            packed = PackedEvent(SignedEvent(**changed), canonical_json(changed))
+            outcomes = []
+            for check in (packed.check_hash, packed.event().check_hash):
+                try:
+                    check()
+                    outcomes.append("pass")
+                except EventError as exc:
+                    outcomes.append(exc.check)
+            assert outcomes == (["pass", "pass"] if name == "sig" else ["hash", "hash"]), (name, outcomes)
+            spaced = PackedEvent(SignedEvent(**changed), json.dumps(changed).encode())  # not canonical: parsed
+            if name == "sig":
+                spaced.check_hash()
+            else:
+                with pytest.raises(EventError, match="hash does not match"):
+                    spaced.check_hash()
+
+
+def test_an_event_kept_parsed_goes_to_the_judges_once_then_stays_packed(good, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Ingest keeps a batch's first ``KEPT_PARSED`` events parsed until they are judged
+    (``PackedEvent.take``), so the judges do not parse them again; after that, and for the
+    events past the bound, the event is parsed from its bytes: the same event either way."""
+    from ledger import ingest as ingest_module
+    from ledger.events import PackedEvent
+
+    _, b = good
+    lines = b.lines()
+    assert len(lines) > 3
+    monkeypatch.setattr(ingest_module, "KEPT_PARSED", 2)
+    items = ingest_module.parse_lines(lines)
+    packed = [item for _, item in items]
+    assert all(isinstance(p, PackedEvent) for p in packed)
+    kept = [p._parsed for p in packed]
+    assert all(k is not None for k in kept[:2]) and all(k is None for k in kept[2:])
+    first = packed[0]
+    assert first.payload is kept[0].payload  # read from the kept event, not parsed again
+    assert first.take() is kept[0] and first._parsed is None
+    again = first.take()
+    assert again is not kept[0] and again == kept[0]
+    assert [p.take() for p in packed[2:]] == [p.event() for p in packed[2:]]
