@@ -67,6 +67,9 @@ class _Envelope(BaseModel):
     sig: str = Field(pattern=r"^[0-9a-f]{128}$")
 
 
+_ENVELOPE = _Envelope.__pydantic_validator__
+
+
 def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
     parts = []
     for err in exc.errors(include_url=False):
@@ -269,7 +272,7 @@ def parse_event(obj: Any) -> SignedEvent:
     if not isinstance(obj, dict):
         raise EventError("schema", f"an event must be a JSON object, got {type(obj).__name__}")
     try:
-        env = _Envelope.model_validate(obj)
+        env = _ENVELOPE.validate_python(obj)  # model_validate without its Python wrapper (once an event)
     except ValidationError as exc:
         raise EventError("schema", describe_validation_error(exc)) from None
     try:
@@ -288,7 +291,7 @@ def parse_event(obj: Any) -> SignedEvent:
     if single is not None and env.stream != single:
         raise EventError("schema", f"kind {env.kind} belongs on the one stream {single!r}, not {env.stream!r}")
     try:
-        spec.model.model_validate(env.payload)
+        spec.model.__pydantic_validator__.validate_python(env.payload)
     except ValidationError as exc:
         raise EventError("schema", describe_validation_error(exc, "payload.")) from None
     if env.seq == 1 and env.prev != GENESIS_PREV:
