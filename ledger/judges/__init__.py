@@ -95,10 +95,10 @@ def _penalty_streams(events: list[PackedEvent]) -> set[str]:
     """The penalty streams of the players a batch's round events name (``players_named``):
     most do not exist; with their heads read in the batch's few queries, a missing one
     costs no query of its own (``state``). Only events whose bytes hold such a key are
-    parsed."""
+    parsed (one search for '"player', which both keys begin with)."""
     out: set[str] = set()
     for ev in events:
-        if not ev.stream.startswith("round:") or (b'"player":' not in ev.data and b'"players":' not in ev.data):
+        if not ev.stream.startswith("round:") or b'"player' not in ev.data:
             continue
         named = players_named(ev.kind, ev.payload)
         if isinstance(named, (list, tuple)):  # the judge refuses anything else in its turn
