@@ -151,7 +151,7 @@ class _Checkers:
         self.sent = [0] * len(self.conns)
         self.read = [0] * len(self.conns)
         self.pending: dict[tuple[int, int], list[tuple[bytes, bytes, bytes]]] = {}
-        """Each chunk handed over whose answer is not read yet."""
+        """The jobs of each chunk handed over that is neither answered (and read) nor taken."""
         self.taken: set[tuple[int, int]] = set()
         """The chunks among those the caller checked itself."""
         self.ready: dict[tuple[int, int], list[bool]] = {}
@@ -177,7 +177,7 @@ class _Checkers:
         ticket = (w, self.read[w])
         answer = self.conns[w].recv()
         self.read[w] += 1
-        del self.pending[ticket]
+        self.pending.pop(ticket, None)  # (a chunk the caller took let go of its jobs then)
         if ticket in self.taken:
             self.taken.remove(ticket)
             if answer is not None:
@@ -221,7 +221,7 @@ class _Checkers:
                     self.claims[w][n % _SLOTS] = _CALLER
             if free:
                 self.taken.add((w, n))
-                self.ready[(w, n)] = _verify_chunk(self.pending[(w, n)])
+                self.ready[(w, n)] = _verify_chunk(self.pending.pop((w, n)))  # its jobs are not held after
                 self.checked_here += 1
                 return True
         return False

@@ -278,6 +278,7 @@ def test_the_caller_checks_the_last_chunks_itself_rather_than_wait_with_the_same
     verdict = keys.verify_signatures(jobs)
     assert [verdict(i) for i in range(len(jobs))] == expected
     assert pool.checked_here > before  # the first verdict was not in: the caller took the last chunks
+    assert not pool.taken & pool.pending.keys()  # a chunk the caller took holds no jobs after
     assert keys._CHECKERS[0] is pool  # no answer was out of turn (that would discard the checkers)
     again = keys.verify_signatures(jobs)
     assert [again(i) for i in range(len(jobs))] == expected
