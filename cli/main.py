@@ -55,7 +55,7 @@ def _load_runtime() -> None:
 
     g = globals()
     if "Store" not in g:
-        collecting = gc.isenabled()
+        collecting = gc.isenabled()  # not ledger.collector.paused: importing it imports the ledger, unpaused
         gc.disable()
         try:
             for name, module in _RUNTIME.items():

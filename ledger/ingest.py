@@ -42,6 +42,7 @@ from eventsourcing.persistence import PersistenceError
 from ledger.canonical import GENESIS_PREV
 from ledger.chain import link
 from ledger.clock import Clock, check_time
+from ledger.collector import paused
 from ledger.events import EventError, PackedEvent, SignedEvent, parse_event, read_json_line, sign_event
 from ledger.judges import World
 from ledger.keyring import KeyRing, load_keyring
@@ -415,6 +416,10 @@ class IngestSession:
         assumed. (eventsourcing's PostgreSQL recorder also retries an insert whose connection
         dropped; when the first insert had committed, the store reports AlreadyStoredError
         and the batch is a "duplicate" too.)"""
+        with paused():  # the batch is held whole from parse to commit: collections would find nothing
+            return self._send(lines, first_line)  # (its frame, and the batch, gone before the collector is back)
+
+    def _send(self, lines: Iterable[str | bytes], first_line: int) -> IngestReport:
         items, signed = parse_presigned(lines, first_line, self.ring)
         for attempt in range(self.retries + 1):
             self.attempts += 1
@@ -517,6 +522,12 @@ class _Counted:
 
 
 def ingest_lines(store: Store, lines: Iterable[str | bytes], clock: Clock | None = None) -> IngestReport:
+    """One batch, stored whole or not at all (``IngestSession.send`` for consecutive ones)."""
+    with paused():  # the batch is held whole from parse to commit: collections would find nothing
+        return _ingest_one(store, lines, clock)  # (its frame, and the batch, gone before the collector is back)
+
+
+def _ingest_one(store: Store, lines: Iterable[str | bytes], clock: Clock | None) -> IngestReport:
     world = World(store, load_keyring(store), clock)
     items, signed = parse_presigned(lines, 1, world.ring)
     return _ingest(store, items, world, signed)

@@ -9,7 +9,6 @@ timestamps are refused. Game issues add their kinds with ``register_kind``.
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ledger.canonical import MAX_SAFE_INT
+from ledger.collector import paused
 from ledger.timeutil import parse_utc
 
 ROLES = (
@@ -324,15 +324,12 @@ class Registry(Mapping[str, V]):
             if self._complete or self._busy:  # busy: a lookup made by a module being loaded loads nothing
                 return
             self._busy = True
-            collecting = gc.isenabled()
-            gc.disable()  # a module's classes and schemas are no garbage: no collection while they are made
             try:
-                for load in list(self._sources):
-                    load(name)
+                with paused():  # a module's classes and schemas are no garbage: no collection while they are made
+                    for load in list(self._sources):
+                        load(name)
             finally:
                 self._busy = False
-                if collecting:
-                    gc.enable()
             if name is None:  # everything is registered: nothing more to load, ever
                 self._complete = True
 

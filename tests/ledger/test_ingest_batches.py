@@ -253,3 +253,49 @@ def test_stored_rows_are_the_sent_bytes_whatever_their_characters(ledger) -> Non
     assert stored == [line.encode() for line in lines]
     assert ledger.store.event_at(f"round:bac-1-{start + 7:06d}", 1).payload["rules"]["note"] == f"{AWKWARD} 7"
     assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
+
+
+def test_the_collector_is_off_while_a_batch_is_parsed_judged_and_stored_and_as_it_was_after(ledger, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A batch is held whole from its parse to its commit, so a collection during it walks
+    live objects and finds nothing (``ledger.collector.paused``): the cyclic collector is
+    off while each batch is parsed, judged and appended, by ``ingest_lines`` or a session,
+    stored or refused; on after when it was on before; still off when the caller had
+    turned it off."""
+    import gc
+
+    from ledger import ingest as ingest_module
+    from ledger.ingest import IngestSession, ingest_lines
+    from ledger.store import Store
+
+    seen: list[tuple[str, bool]] = []
+
+    def watched(name: str, fn):  # type: ignore[no-untyped-def]
+        def run(*args, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append((name, gc.isenabled()))
+            return fn(*args, **kwargs)
+        return run
+
+    monkeypatch.setattr(ingest_module, "_parse", watched("parse", ingest_module._parse))
+    monkeypatch.setattr(ingest_module, "_judge_items", watched("judge", ingest_module._judge_items))
+    monkeypatch.setattr(Store, "append", watched("append", Store.append))
+    p = make_producers(ledger)
+    lines = night_batch(ledger.store, p, rounds=30).lines()
+    bad = json.loads(lines[-1])
+    bad["sig"] = "00" * 64
+    assert gc.isenabled()
+    seen.clear()
+    assert ingest_lines(ledger.store, lines[:-1] + [json.dumps(bad)]).status == "rejected"
+    assert {name for name, _ in seen} >= {"parse", "judge"} and not any(on for _, on in seen)
+    assert gc.isenabled()
+    session = IngestSession(ledger.store)
+    for batch in _chunks(lines, 40):
+        seen.clear()
+        assert session.send(batch).status == "stored"
+        assert {name for name, _ in seen} >= {"parse", "judge", "append"} and not any(on for _, on in seen)
+        assert gc.isenabled()
+    gc.disable()
+    try:
+        assert ingest_lines(ledger.store, lines[:5]).status == "duplicate"
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
