@@ -138,16 +138,20 @@ class _Checkers:
         self.procs: list[BaseProcess] = []
         self.claims: list[Any] = []
         self.locks: list[Any] = []
-        for _ in range(max(1, (os.cpu_count() or 1) - 1)):
-            mine, theirs = ctx.Pipe()
-            claims, lock = ctx.RawArray("b", _SLOTS), ctx.Lock()
-            proc = ctx.Process(target=_checker, args=(theirs, claims, lock), daemon=True, name="pitboss-ed25519")
-            proc.start()
-            theirs.close()
-            self.conns.append(mine)
-            self.procs.append(proc)
-            self.claims.append(claims)
-            self.locks.append(lock)
+        try:
+            for _ in range(max(1, (os.cpu_count() or 1) - 1)):
+                mine, theirs = ctx.Pipe()
+                claims, lock = ctx.RawArray("b", _SLOTS), ctx.Lock()
+                proc = ctx.Process(target=_checker, args=(theirs, claims, lock), daemon=True, name="pitboss-ed25519")
+                self.conns.append(mine)
+                proc.start()
+                theirs.close()
+                self.procs.append(proc)
+                self.claims.append(claims)
+                self.locks.append(lock)
+        except BaseException:
+            self.close()  # those started, stopped: the caller checks inline
+            raise
         self.sent = [0] * len(self.conns)
         self.read = [0] * len(self.conns)
         self.pending: dict[tuple[int, int], list[tuple[bytes, bytes, bytes]]] = {}
@@ -251,8 +255,16 @@ def _checkers() -> _Checkers | None:
         if _CHECKERS[0].alive():
             return _CHECKERS[0]
         _discard()  # a checker died: start afresh
-    _CHECKERS.append(_Checkers())
-    return _CHECKERS[0]
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon:
+        return None  # a daemonic process (a pool's worker) may start no process of its own
+    try:
+        checkers = _Checkers()
+    except (OSError, ValueError, AssertionError):  # no process could be started here
+        return None
+    _CHECKERS.append(checkers)
+    return checkers
 
 
 def _discard() -> None:

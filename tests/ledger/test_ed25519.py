@@ -285,6 +285,25 @@ def test_the_caller_checks_the_last_chunks_itself_rather_than_wait_with_the_same
     assert keys._CHECKERS[0] is pool
 
 
+def _verdicts_in_a_pool_worker(jobs: list[tuple[bytes, bytes, bytes]]) -> list[bool]:
+    from ledger import keys
+
+    verdict = keys.verify_signatures(jobs)
+    return [verdict(i) for i in range(len(jobs))]
+
+
+def test_a_feed_in_a_daemonic_process_checks_inline() -> None:
+    """A process that may start none of its own (a multiprocessing pool's worker, which is
+    daemonic, as a caller's own service may run ingest) checks its signatures inline,
+    with the same verdicts, rather than fail starting checkers."""
+    import multiprocessing
+
+    jobs = _jobs(300)
+    expected = [verify_signature(*job) for job in jobs]
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_verdicts_in_a_pool_worker, (jobs,)) == expected
+
+
 def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
     """The checker processes answer the thread that started them; a feed in another
     thread checks inline and gets the same verdicts (no answer meant for another feed)."""
