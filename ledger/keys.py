@@ -140,20 +140,21 @@ class _Checkers:
         self.procs: list[BaseProcess] = []
         self.claims: list[Any] = []
         self.locks: list[Any] = []
-        try:
-            for _ in range(max(1, (os.cpu_count() or 1) - 1)):
-                mine, theirs = ctx.Pipe()
+        for _ in range(max(1, (os.cpu_count() or 1) - 1)):
+            mine, theirs = ctx.Pipe()
+            self.conns.append(mine)
+            try:
                 claims, lock = ctx.RawArray("b", _SLOTS), ctx.Lock()
                 proc = ctx.Process(target=_checker, args=(theirs, claims, lock), daemon=True, name="pitboss-ed25519")
-                self.conns.append(mine)
                 proc.start()
-                theirs.close()
-                self.procs.append(proc)
-                self.claims.append(claims)
-                self.locks.append(lock)
-        except BaseException:
-            self.close()  # those started, stopped: the caller checks inline
-            raise
+            except BaseException:
+                self.close()  # those started, stopped, and every pipe closed: the caller checks inline
+                raise
+            finally:
+                theirs.close()  # the checker's end: its process has it (or there is none)
+            self.procs.append(proc)
+            self.claims.append(claims)
+            self.locks.append(lock)
         self.sent = [0] * len(self.conns)
         self.read = [0] * len(self.conns)
         self.pending: dict[tuple[int, int], list[tuple[bytes, bytes, bytes]]] = {}

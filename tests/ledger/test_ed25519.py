@@ -304,6 +304,31 @@ def test_a_feed_in_a_daemonic_process_checks_inline() -> None:
         assert pool.apply(_verdicts_in_a_pool_worker, (jobs,)) == expected
 
 
+def test_checkers_that_cannot_start_leave_nothing_open_and_the_feed_checks_inline(monkeypatch) -> None:
+    """A checker process that fails to start (no processes left, say): the feed checks its
+    signatures inline with the same verdicts, and no pipe end is left open."""
+    import multiprocessing.context
+    import os
+
+    from ledger import keys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(200)
+    expected = [verify_signature(*job) for job in jobs]
+    while keys._CHECKERS:
+        keys._discard()
+
+    def refuse(self) -> None:  # type: ignore[no-untyped-def]
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", refuse)
+    before = len(os.listdir("/proc/self/fd"))
+    verdict = keys.verify_signatures(jobs)
+    assert [verdict(i) for i in range(len(jobs))] == expected
+    assert not keys._CHECKERS and len(os.listdir("/proc/self/fd")) == before
+
+
 def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
     """The checker processes answer the thread that started them; a feed in another
     thread checks inline and gets the same verdicts (no answer meant for another feed)."""
