@@ -49,6 +49,7 @@ import hashlib
 import heapq
 import multiprocessing
 import os
+import sys
 import time
 from array import array
 from collections import deque
@@ -56,13 +57,12 @@ from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ledger.canonical import canonical_json, event_hash
+from ledger.canonical import EVENT_HASH_DOMAIN, GENESIS_PREV, event_hash
 from ledger.chain import link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyEntry, KeyRing
@@ -82,6 +82,9 @@ from ledger.timeutil import parse_utc_trusted
 from ledger.trust import ClientState, TrustError, TrustRoots
 
 _sha256 = hashlib.sha256
+_loads = orjson.loads
+_dumps = orjson.dumps
+_SORT = orjson.OPT_SORT_KEYS
 PARALLEL_THRESHOLD = 4000
 CHUNK = 2048
 """Rows a worker checks at once: a power of two, so that a whole range is a perfect
@@ -183,10 +186,17 @@ class RangeResult:
     """(stream, seq, notification id, key id, at) of round events by a scoped key whose
     round.open is in an earlier range: the parent checks their scope."""
     subroot: bytes = b""
-    """The root of the range's leaves when it holds CHUNK of them (a perfect subtree)."""
+    """The root of the range's leaves when their count is a power of two (a perfect subtree
+    of the log when the range starts at a multiple of it, as ``_IdScan``'s ranges do)."""
     closes: list[str] = field(default_factory=list)
     """Round streams whose ``round.close.v1`` is here: nothing may follow it (the round
     judge), so the parent keeps no chain head for them once the range is merged."""
+    done: list[str] = field(default_factory=list)
+    """Rounds whole in this range, from seq 1 to their close: in none of ``starts``,
+    ``last``, ``opens`` and ``closes`` (most rounds: the parent only checks that the name is
+    new and records it closed, and the result crosses the pipe in a fraction of the bytes)."""
+    done_rows: array[int] = field(default_factory=lambda: array("q"))
+    """The notification id of each ``done`` round's seq 1."""
 
 
 def _init_worker(url: DatabaseURL | None, ring: KeyRing, deep: bool, store: Store | None = None, nice: int = 0
@@ -245,18 +255,19 @@ def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str,
 def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, deep: bool,
                problems: list[tuple[str, str]], nid: int = 0, opens: dict[str, str] | None = None,
                deferred: list[tuple[str, int, int, str, str]] | None = None, sig_ok: bool | None = None
-               ) -> tuple[str, str]:
-    """Check one stored event; append its problems; return (claimed hash, prev). A round
-    event whose round.open is not in ``opens`` (this range's) goes to ``deferred``.
-    ``sig_ok``: the signature's verdict when the caller checked it already (over the
-    claimed hash, by the key ring's key of the row's ``key_id``: ``RowJudge.prepare``)."""
+               ) -> tuple[str, str, bytes]:
+    """Check one stored event; append its problems; return (claimed hash, prev, hash bytes
+    or b"" when the content does not match its claimed hash). A round event whose
+    round.open is not in ``opens`` (this range's) goes to ``deferred``. ``sig_ok``: the
+    signature's verdict when the caller checked it already (over the claimed hash, by the
+    key ring's key of the row's ``key_id``: ``RowJudge.prepare``)."""
     try:
-        d = orjson.loads(state)
+        d = _loads(state)
     except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
         problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
-        return "", ""
+        return "", "", b""
     try:
-        canonical = canonical_json(d) == state  # the whole event, before hash and sig are taken out
+        canonical = _dumps(d, option=_SORT) == state  # ``canonical_json``, the whole event, before hash and sig are taken out
     except (ValueError, TypeError):
         canonical = False
     try:
@@ -267,7 +278,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
             raise KeyError(f"fields {sorted(d.keys() ^ _BODY_KEYS)} differ from the envelope's")
     except (KeyError, TypeError, AttributeError) as exc:  # AttributeError: JSON that is not an object
         problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
-        return "", ""
+        return "", "", b""
     if not canonical:  # issue 13 point 6: any SQL reader must see exactly what was signed
         problems.append(("row", "stored bytes are not the canonical encoding (RFC 8785) of the event they parse to:"
                                 " duplicate keys, whitespace, key order or escapes were changed, so a reader of the row"
@@ -282,14 +293,18 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         if deep:
             parse_event({**d, "hash": claimed, "sig": sig})
         try:
-            digest = event_hash(d)
-        except (ValueError, TypeError) as exc:
-            raise EventError("hash", f"cannot hash the stored content: {exc}") from None
+            digest = _sha256(EVENT_HASH_DOMAIN + _dumps(d, option=_SORT)).digest()  # ``event_hash``, inlined
+        except TypeError:
+            try:
+                digest = event_hash(d)  # which names why (orjson's error is a TypeError)
+            except (ValueError, TypeError) as exc:
+                raise EventError("hash", f"cannot hash the stored content: {exc}") from None
         if digest.hex() != claimed:
             digest = b""
             raise EventError("hash", "content does not match its hash: altered after signing")
         if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
-            ring.check_ledger(d["ledger"])
+            if d["ledger"] != ring.origin:
+                ring.check_ledger(d["ledger"])
             try:
                 when = parse_utc_trusted(d["at"])
             except (ValueError, TypeError) as exc:
@@ -330,7 +345,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         if not ok:
             problems.append(("signature", f"bad signature: not made by key {key_id} over this event's hash"))
     prev = d["prev"] if isinstance(d["prev"], str) else ""
-    return claimed, prev
+    return claimed, prev, digest
 
 
 def _check_range(bounds: tuple[int, int]) -> RangeResult:
@@ -349,28 +364,34 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     deferred: list[tuple[str, int, int, str, str]] = []
     closes: set[str] = set()
     for nid, stream, seq, kind, state in rows:
-        claimed, prev = _check_row(stream, seq, kind, state, ring, deep, problems, nid, opens, deferred)
+        claimed, prev, digest = _check_row(stream, seq, kind, state, ring, deep, problems, nid, opens, deferred)
         if stream in closes:
             problems.append(("chain", _AFTER_CLOSE))
         elif kind == "round.close.v1" and stream.startswith("round:"):
             closes.add(stream)
-        try:  # RFC 9162 leaf hash of the claimed hash's bytes (``leaf_hash``, inlined: once a row)
-            leaves += _sha256(b"\x00" + (bytes.fromhex(claimed) if len(claimed) == 64 else claimed.encode())).digest()
-        except ValueError:
-            leaves += leaf_hash(claimed.encode())
+        # RFC 9162 leaf hash of the claimed hash's bytes (``leaf_hash``, inlined: once a row);
+        # ``digest`` is those bytes when the content matched them
+        if digest:
+            leaves += _sha256(b"\x00" + digest).digest()
+        else:
+            try:
+                leaves += _sha256(b"\x00" + (bytes.fromhex(claimed) if len(claimed) == 64 else claimed.encode())).digest()
+            except ValueError:
+                leaves += leaf_hash(claimed.encode())
         before = last.get(stream)
         if before is None and seq == 1:
             # Most streams start here: check the genesis link now and only tell the parent
             # the stream started (it must not have been seen in an earlier range).
             starts.append((stream, nid))
-            problem = _chain_problem(None, 1, prev)
-            if problem:
-                problems.append(problem)
+            if prev != GENESIS_PREV:
+                problem = _chain_problem(None, 1, prev)
+                if problem:
+                    problems.append(problem)
             last[stream] = (1, claimed)
         else:
             if before is None:
                 first[stream] = (seq, prev, nid)
-            else:
+            elif seq != before[0] + 1 or prev != before[1]:
                 problem = _chain_problem(before, seq, prev)
                 if problem:
                     problems.append(problem)
@@ -378,10 +399,27 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
         if problems:
             out.extend((c, r, stream, seq, nid) for c, r in problems)
             problems.clear()
+    done: list[str] = []
+    done_rows = array("q")
+    if closes:
+        begun = dict(starts)
+        for stream in closes:
+            start = begun.get(stream)
+            if start is not None:
+                done.append(stream)
+                done_rows.append(start)
+                del last[stream]
+                opens.pop(stream, None)
+        if done:
+            whole_here = set(done)
+            starts = [(stream, nid) for stream, nid in starts if stream not in whole_here]
+            closes -= whole_here
     leaf_bytes = bytes(leaves)
-    whole = len(rows) == CHUNK and not CHUNK & (CHUNK - 1)  # a perfect subtree (tests set other sizes)
+    n = len(rows)
+    whole = n > 1 and not n & (n - 1)  # a power of two: a perfect subtree where it starts at a multiple of n
     subroot = root_from_leaf_hashes([leaf_bytes[i:i + 32] for i in range(0, len(leaf_bytes), 32)]) if whole else b""
-    return RangeResult(len(rows), leaf_bytes, first, last, out, starts, opens, deferred, subroot, list(closes))
+    return RangeResult(len(rows), leaf_bytes, first, last, out, starts, opens, deferred, subroot, list(closes), done,
+                       done_rows)
 
 
 _AFTER_CLOSE = ("an event of a round after its round.close: nothing may follow a round's close (ingest refuses it),"
@@ -404,17 +442,24 @@ class ClosedNames:
 
     def __init__(self) -> None:
         self._key = os.urandom(16)
-        self._sorted = array("Q")
+        self._sorted = array("q")
         self._recent: set[int] = set()
+        self._digest: Callable[[str], int] = self._blake2b
+        """A 64-bit digest of a name keyed with this run's secret: Python's own ``hash`` of
+        a str (SipHash keyed at start-up, PEP 456; a tenth of BLAKE2b's cost here) unless
+        PYTHONHASHSEED fixed that key (one anyone may know), then BLAKE2b keyed with ``_key``."""
+        if sys.flags.hash_randomization and os.environ.get("PYTHONHASHSEED", "random") == "random":
+            self._digest = hash
 
-    def _digest(self, name: str) -> int:
-        return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8, key=self._key).digest(), "little")
+    def _blake2b(self, name: str) -> int:
+        return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8, key=self._key).digest(), "little",
+                              signed=True)
 
     def add(self, name: str) -> None:
         self._recent.add(self._digest(name))
         if len(self._recent) >= self.MERGE_AT:
             # one merge of two sorted runs, element by element: no list of every digest is made
-            self._sorted = array("Q", heapq.merge(self._sorted, sorted(self._recent)))
+            self._sorted = array("q", heapq.merge(self._sorted, sorted(self._recent)))
             self._recent = set()
 
     def __contains__(self, name: object) -> bool:
@@ -549,25 +594,48 @@ def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers
             _W.clear()  # the caller owns the store: hold no reference past this run
         return
     ctx = multiprocessing.get_context("fork")
+    # The parent checks ranges too, between taking the workers' results (one worker fewer:
+    # two processes on two cores, not three, and the first range starts at once rather
+    # than after the pool's start-up), except beside reconciliation's day pass (``nice``),
+    # whose core it leaves alone.
+    helping = nice == 0
+    procs = workers - 1 if helping else workers
     # Workers inherit the parent's heap; freezing it keeps their garbage collector from
     # walking (and copy-on-write copying) objects they never use.
     gc.freeze()
     try:
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(store.url, ring, deep, None, nice)) as pool:
+        with ctx.Pool(procs, initializer=_init_worker, initargs=(store.url, ring, deep, None, nice)) as pool:
+            if helping:
+                _init_worker(None, ring, deep, store)
             # A few ranges a worker in flight, not all (``pool.imap`` queues every result
             # the parent has not taken yet, each with 32 bytes of leaf hash a row): the
             # results waiting in the parent are at most IN_FLIGHT a worker whatever the
             # ledger's size, even when it falls behind its workers (issue 16).
-            todo = iter(ranges)
-            flight = deque(pool.apply_async(_check_range, (b,)) for b in islice(todo, IN_FLIGHT * workers))
-            while flight:
-                part = flight.popleft().get()
-                nxt = next(todo, None)
-                if nxt is not None:
-                    flight.append(pool.apply_async(_check_range, (nxt,)))
-                yield part
+            todo = deque(ranges)
+            flight: deque[Any] = deque()  # in range order: a worker's AsyncResult, or a RangeResult checked here
+            queued = done_here = 0
+            # a worker helped by the parent holds one range waiting behind the one it checks:
+            # at the end, what is queued to a worker cannot be taken back by the parent
+            depth = 2 if helping else IN_FLIGHT
+            while todo or flight:
+                while todo and queued < depth * procs:
+                    flight.append(pool.apply_async(_check_range, (todo.popleft(),)))
+                    queued += 1
+                head = flight[0]
+                if isinstance(head, RangeResult):
+                    done_here -= 1
+                elif helping and todo and done_here < IN_FLIGHT * workers and not head.ready():
+                    flight.append(_check_range(todo.popleft()))  # the next range, here, while the worker works
+                    done_here += 1
+                    continue
+                else:
+                    queued -= 1
+                    head = head.get()
+                flight.popleft()
+                yield head
     finally:
         gc.unfreeze()
+        _W.clear()  # the caller owns the store: hold no reference past this run
 
 
 def _note_revocations(store: Store, ring: KeyRing, ring_rows: Sequence[Row] | None = None) -> None:
@@ -651,12 +719,15 @@ class _IdScan:
         self.gaps: list[str] = []
         self.gap_count = self.missing = 0
         self.first: int | None = None
+        self.contiguous = False
+        """Ids are exactly 1..N: a range's rows are known from its bounds."""
         bounds = store.id_bounds()
         if bounds is not None and bounds[0] == 1 and store.count() == bounds[1]:
             # N distinct ids (a key) from 1 to N are exactly 1..N: the streamed pass
             # would find no gap and nothing outside, and the ranges follow from N (two
             # index lookups and a count, against fetching every id)
             self.total = self.first = n = bounds[1]
+            self.contiguous = True
             self.ranges = [(lo, min(lo + CHUNK - 1, n)) for lo in range(1, n + 1, CHUNK)]
             self.positions = {i: i - 1 for i in wanted if 1 <= i <= n}
             return
@@ -684,6 +755,25 @@ class _IdScan:
             previous = i
         if self.total % CHUNK:
             self.ranges.append((start, last))
+
+    TAPER = 2
+    """Ranges a worker at the ledger's end that are cut in quarters (``tapered``)."""
+
+    def tapered(self, workers: int) -> tuple[list[tuple[int, int]], list[int]]:
+        """The ranges the workers check, and the rows each holds. Where ids are exactly
+        1..N, the last ``TAPER`` ranges a worker are cut in quarters (still powers of two
+        starting at multiples of their width: perfect subtrees), so that the workers
+        finish within a quarter-range of one another rather than one waiting out the
+        other's whole last range (about 5% of a 2-core run, issue 16)."""
+        counts = [min(CHUNK, self.total - i) for i in range(0, self.total, CHUNK)]
+        if not self.contiguous or workers <= 1 or CHUNK % 4:
+            return self.ranges, counts
+        cut = max(0, len(self.ranges) - self.TAPER * workers)
+        ranges = self.ranges[:cut]
+        quarter = CHUNK // 4
+        for lo, hi in self.ranges[cut:]:
+            ranges += [(a, min(a + quarter - 1, hi)) for a in range(lo, hi + 1, quarter)]
+        return ranges, [hi - lo + 1 for lo, hi in ranges]
 
     def _gap(self, lo: int, hi: int) -> None:
         self.gap_count += 1
@@ -772,8 +862,8 @@ def verify_ledger(
     parent's memory follows the rounds open at once and the venue's other streams, not
     every round of the ledger; a row of a closed round in a later range is still named."""
     tree = CompactRange()
-    expected = [min(CHUNK, total - i) for i in range(0, total, CHUNK)]
-    for n, part in enumerate(_results(store, ring, scan.ranges, workers, deep, nice)):
+    ranges, expected = scan.tapered(workers)
+    for n, part in enumerate(_results(store, ring, ranges, workers, deep, nice)):
         if part.count != expected[n]:
             report.add(Problem("rows", f"{part.count} rows were read where {expected[n]} were listed: rows were written"
                                        " or removed around the ledger while it was read"))
@@ -792,6 +882,16 @@ def verify_ledger(
             elif closed and stream in closed:
                 report.add(Problem("chain", _AFTER_CLOSE, stream, 1, nid))
                 after_close.add(stream)
+        for stream, nid in zip(part.done, part.done_rows):  # seq 1 to close, here: the name must be new
+            if stream in heads:
+                report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or"
+                                            " repeated", stream, 1, nid))
+                heads.pop(stream)
+                round_table.pop(stream, None)
+            elif closed and stream in closed:
+                report.add(Problem("chain", _AFTER_CLOSE, stream, 1, nid))
+                continue
+            closed.add(stream)
         for stream, (seq, prev, nid) in part.first.items():
             if stream not in heads and closed and stream in closed:
                 report.add(Problem("chain", _AFTER_CLOSE, stream, seq, nid))
@@ -811,8 +911,9 @@ def verify_ledger(
                 closed.add(stream)
         leaves = part.leaves
         k = bisect.bisect_right(sizes, tree.size)
-        if part.subroot and tree.size % CHUNK == 0 and not (k < len(sizes) and sizes[k] < tree.size + CHUNK):
-            tree.append_subtree(part.subroot, CHUNK.bit_length() - 1)  # no checkpoint inside: one hash for the range
+        width = part.count
+        if part.subroot and tree.size % width == 0 and not (k < len(sizes) and sizes[k] < tree.size + width):
+            tree.append_subtree(part.subroot, width.bit_length() - 1)  # no checkpoint inside: one hash for the range
             leaves = b""
             _compare(tree, targets, report)
         for i in range(0, len(leaves), 32):

@@ -150,3 +150,89 @@ def test_the_id_scan_shortcut_for_ids_1_to_n_equals_the_streamed_pass(ledger, ti
     execute_sql(ledger.store, f"DELETE FROM {ledger.store.events_table} WHERE {col}=?", (ids[len(ids) // 2],))
     after = scan(ledger.store)
     assert after == scan(_StreamedIds(ledger.store)) and after[1] == len(ids) - 1 and after[5] == 1
+
+
+def test_tapered_ranges_cover_every_row_once_in_aligned_perfect_subtrees(ledger, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 (verify on all cores): the ledger's last ranges are cut in quarters so that
+    the workers finish together; the ranges still cover 1..N once, in order, and each
+    range of a power-of-two count starts at a multiple of it (a perfect subtree of the log,
+    appended by its root)."""
+    monkeypatch.setattr(verify_mod, "CHUNK", 8)
+    p = make_producers(ledger)
+    ingest(ledger.store, night_batch(ledger.store, p, rounds=6).lines())
+    scan = verify_mod._IdScan(ledger.store)
+    ranges, counts = scan.tapered(2)
+    assert len(ranges) > len(scan.ranges) and ranges[-1][1] == scan.total
+    assert [i for lo, hi in ranges for i in range(lo, hi + 1)] == list(range(1, scan.total + 1))
+    assert counts == [hi - lo + 1 for lo, hi in ranges] and 2 in counts
+    assert all((lo - 1) % n == 0 for (lo, _), n in zip(ranges, counts) if n & (n - 1) == 0)
+    assert scan.tapered(1) == (scan.ranges, [min(8, scan.total - i) for i in range(0, scan.total, 8)])
+
+
+class _Substituted:
+    """The ledger's own store, with some rows read back as other bytes (by notification
+    id): rows the unique (stream, seq) key of the events table would refuse to hold, such
+    as a second seq 1 of a stream, for the single-process path (``workers=1``) to judge."""
+
+    def __init__(self, store, subs: dict[int, tuple[str, int, str, bytes]]) -> None:  # type: ignore[no-untyped-def]
+        self._store, self._subs = store, subs
+
+    def row_range(self, lo: int, hi: int, raw: bool = False):  # type: ignore[no-untyped-def]
+        assert raw
+        return [(nid, *self._subs[nid]) if nid in self._subs else (nid, stream, seq, kind, state)
+                for nid, stream, seq, kind, state in self._store.row_range(lo, hi, raw=True)]
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._store, name)
+
+
+@pytest.mark.parametrize("reused", ["closed", "open"])
+def test_a_round_whole_in_one_range_under_a_name_already_used_is_named(ledger, tiny_ranges,  # type: ignore[no-untyped-def]
+                                                                        reused: str) -> None:
+    """A round from seq 1 to its close inside one range travels to the parent as its name
+    only (``RangeResult.done``); the parent must still find that the name was used before:
+    by a round closed in an earlier range (nothing may follow a close) or by a round still
+    open (seq 1 repeated). The rows are signed with the real dealer key and read in place
+    of others, as a database whose unique key was dropped could hold them."""
+    from ledger.events import sign_event
+
+    p = make_producers(ledger)
+    ingest(ledger.store, night_batch(ledger.store, p, rounds=6).lines())
+    rows = list(ledger.store.rows())
+    closed = next(r for r in rows if r.kind == "round.close.v1")
+    ledger_name, at = orjson.loads(closed.state)["ledger"], orjson.loads(closed.state)["at"]
+
+    def forged(stream: str, seq: int, kind: str, prev: str) -> tuple[str, int, str, bytes]:
+        payload = ({"table": "bac-1", "game": "fan-tan", "rules": {"decks": 8}} if kind == "round.open.v1"
+                   else {"status": "complete"})
+        ev = sign_event(p.dealer, ledger=ledger_name, stream=stream, seq=seq, kind=kind, payload=payload, prev=prev,
+                        at=at)
+        return (stream, seq, kind, ev.encoded())
+
+    subs: dict[int, tuple[str, int, str, bytes]] = {}
+    name = closed.stream
+    if reused == "open":
+        name = "round:bac-1:forged-open"
+        subs[closed.notification_id + 1] = forged(name, 1, "round.open.v1", "0" * 64)  # a round left open
+    x = rows[-4].notification_id  # a later range: seq 1 and the close side by side
+    subs[x] = forged(name, 1, "round.open.v1", "0" * 64)
+    subs[x + 1] = forged(name, 2, "round.close.v1", orjson.loads(subs[x][3])["hash"])
+    rep = verify_mod.verify_ledger(_Substituted(ledger.store, subs), public_dir=ledger.public.path, workers=1)
+    named = [(p.check, p.reason) for p in rep.problems if p.stream == name and p.seq == 1]
+    expected = "after its round.close" if reused == "closed" else "seq 1 appears after seq 1"
+    assert [c for c, r in named if expected in r] == ["chain"], named
+
+
+@pytest.mark.parametrize("digest", ["hash", "blake2b"])
+def test_closed_names_answer_like_a_set_with_either_digest(digest: str) -> None:
+    """Python's keyed ``hash`` of a str by default; BLAKE2b keyed with the run's own secret
+    when PYTHONHASHSEED fixed Python's key (one anyone could know)."""
+    names = verify_mod.ClosedNames()
+    if digest == "blake2b":
+        names._digest = names._blake2b
+    names.MERGE_AT = 5  # type: ignore[misc]
+    added = [f"round:bac-1:{i}" for i in range(0, 60, 2)]
+    for name in added:
+        names.add(name)
+    assert all(name in names for name in added) and len(names) == len(added)
+    assert not any(f"round:bac-1:{i}" in names for i in range(1, 60, 2))
