@@ -64,7 +64,7 @@ from typing import Any
 
 import orjson
 
-from ledger.canonical import EVENT_HASH_DOMAIN, GENESIS_PREV, event_hash
+from ledger.canonical import canonical_json, event_hash
 from ledger.chain import link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyEntry, KeyRing
@@ -84,9 +84,6 @@ from ledger.timeutil import parse_utc_trusted
 from ledger.trust import ClientState, TrustError, TrustRoots
 
 _sha256 = hashlib.sha256
-_loads = orjson.loads
-_dumps = orjson.dumps
-_SORT = orjson.OPT_SORT_KEYS
 PARALLEL_THRESHOLD = 4000
 CHUNK = 1024
 """Rows a worker checks at once: a power of two, so that a whole range is a perfect
@@ -98,8 +95,8 @@ alternated pairs of five (0.754 against 0.728 of all-cores libsodium on average)
 sharing of the work between parent and worker) was not isolated."""
 IN_FLIGHT = 3
 """Ranges in flight a worker (``_results``): a worker has its next range queued while the
-parent takes a result, and no more than these results ever wait in the parent (nor more
-than these a checker of the ranges the parent checked itself). A worker the parent helps
+parent takes a result, and no more than these results ever wait in the parent, nor more
+than these a checker of the ranges the parent checked itself. A worker the parent helps
 holds two: at the end, what is queued to a worker cannot be taken back."""
 
 
@@ -263,19 +260,18 @@ def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str,
 def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, deep: bool,
                problems: list[tuple[str, str]], nid: int = 0, opens: dict[str, str] | None = None,
                deferred: list[tuple[str, int, int, str, str]] | None = None, sig_ok: bool | None = None
-               ) -> tuple[str, str, bytes]:
-    """Check one stored event; append its problems; return (claimed hash, prev, hash bytes
-    or b"" when the content does not match its claimed hash). A round event whose
-    round.open is not in ``opens`` (this range's) goes to ``deferred``. ``sig_ok``: the
-    signature's verdict when the caller checked it already (over the claimed hash, by the
-    key ring's key of the row's ``key_id``: ``RowJudge.prepare``)."""
+               ) -> tuple[str, str]:
+    """Check one stored event; append its problems; return (claimed hash, prev). A round
+    event whose round.open is not in ``opens`` (this range's) goes to ``deferred``.
+    ``sig_ok``: the signature's verdict when the caller checked it already (over the
+    claimed hash, by the key ring's key of the row's ``key_id``: ``RowJudge.prepare``)."""
     try:
-        d = _loads(state)
+        d = orjson.loads(state)
     except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
         problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
-        return "", "", b""
+        return "", ""
     try:
-        canonical = _dumps(d, option=_SORT) == state  # ``canonical_json``, the whole event, before hash and sig are taken out
+        canonical = canonical_json(d) == state  # the whole event, before hash and sig are taken out
     except (ValueError, TypeError):
         canonical = False
     try:
@@ -286,7 +282,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
             raise KeyError(f"fields {sorted(d.keys() ^ _BODY_KEYS)} differ from the envelope's")
     except (KeyError, TypeError, AttributeError) as exc:  # AttributeError: JSON that is not an object
         problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
-        return "", "", b""
+        return "", ""
     if not canonical:  # issue 13 point 6: any SQL reader must see exactly what was signed
         problems.append(("row", "stored bytes are not the canonical encoding (RFC 8785) of the event they parse to:"
                                 " duplicate keys, whitespace, key order or escapes were changed, so a reader of the row"
@@ -301,18 +297,14 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         if deep:
             parse_event({**d, "hash": claimed, "sig": sig})
         try:
-            digest = _sha256(EVENT_HASH_DOMAIN + _dumps(d, option=_SORT)).digest()  # ``event_hash``, inlined
-        except TypeError:
-            try:
-                digest = event_hash(d)  # which names why (orjson's error is a TypeError)
-            except (ValueError, TypeError) as exc:
-                raise EventError("hash", f"cannot hash the stored content: {exc}") from None
+            digest = event_hash(d)
+        except (ValueError, TypeError) as exc:
+            raise EventError("hash", f"cannot hash the stored content: {exc}") from None
         if digest.hex() != claimed:
             digest = b""
             raise EventError("hash", "content does not match its hash: altered after signing")
         if stream != KEYRING_STREAM:  # the key ring's own events are checked in order by the parent
-            if d["ledger"] != ring.origin:
-                ring.check_ledger(d["ledger"])
+            ring.check_ledger(d["ledger"])
             try:
                 when = parse_utc_trusted(d["at"])
             except (ValueError, TypeError) as exc:
@@ -353,7 +345,7 @@ def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, de
         if not ok:
             problems.append(("signature", f"bad signature: not made by key {key_id} over this event's hash"))
     prev = d["prev"] if isinstance(d["prev"], str) else ""
-    return claimed, prev, digest
+    return claimed, prev
 
 
 def _check_range(bounds: tuple[int, int]) -> RangeResult:
@@ -372,34 +364,28 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
     deferred: list[tuple[str, int, int, str, str]] = []
     closes: set[str] = set()
     for nid, stream, seq, kind, state in rows:
-        claimed, prev, digest = _check_row(stream, seq, kind, state, ring, deep, problems, nid, opens, deferred)
+        claimed, prev = _check_row(stream, seq, kind, state, ring, deep, problems, nid, opens, deferred)
         if stream in closes:
             problems.append(("chain", _AFTER_CLOSE))
         elif kind == "round.close.v1" and stream.startswith("round:"):
             closes.add(stream)
-        # RFC 9162 leaf hash of the claimed hash's bytes (``leaf_hash``, inlined: once a row);
-        # ``digest`` is those bytes when the content matched them
-        if digest:
-            leaves += _sha256(b"\x00" + digest).digest()
-        else:
-            try:
-                leaves += _sha256(b"\x00" + (bytes.fromhex(claimed) if len(claimed) == 64 else claimed.encode())).digest()
-            except ValueError:
-                leaves += leaf_hash(claimed.encode())
+        try:  # RFC 9162 leaf hash of the claimed hash's bytes (``leaf_hash``, inlined: once a row)
+            leaves += _sha256(b"\x00" + (bytes.fromhex(claimed) if len(claimed) == 64 else claimed.encode())).digest()
+        except ValueError:
+            leaves += leaf_hash(claimed.encode())
         before = last.get(stream)
         if before is None and seq == 1:
             # Most streams start here: check the genesis link now and only tell the parent
             # the stream started (it must not have been seen in an earlier range).
             starts.append((stream, nid))
-            if prev != GENESIS_PREV:
-                problem = _chain_problem(None, 1, prev)
-                if problem:
-                    problems.append(problem)
+            problem = _chain_problem(None, 1, prev)
+            if problem:
+                problems.append(problem)
             last[stream] = (1, claimed)
         else:
             if before is None:
                 first[stream] = (seq, prev, nid)
-            elif seq != before[0] + 1 or prev != before[1]:
+            else:
                 problem = _chain_problem(before, seq, prev)
                 if problem:
                     problems.append(problem)
@@ -481,6 +467,17 @@ class ClosedNames:
 
     def __len__(self) -> int:
         return len(self._sorted) + len(self._recent)
+
+
+def _start_problem(heads: dict[str, tuple[int, str]], closed: ClosedNames, stream: str, nid: int) -> Problem | None:
+    """The problem with a stream's seq 1 in a later range than its first events (still
+    open: ``heads``) or than its close (``closed``), or None when the name is new."""
+    if stream in heads:
+        return Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or repeated",
+                       stream, 1, nid)
+    if closed and stream in closed:
+        return Problem("chain", _AFTER_CLOSE, stream, 1, nid)
+    return None
 
 
 def _chain_problem(before: tuple[int, str] | None, seq: int, prev: str) -> tuple[str, str] | None:
@@ -884,21 +881,19 @@ def verify_ledger(
                 report.add(Problem(problem[0], problem[1], stream, seq, nid))
         after_close: set[str] = set()  # closed rounds with rows here: they stay closed, and named each time
         for stream, nid in part.starts:
-            if stream in heads:
-                report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or repeated",
-                                   stream, 1, nid))
-            elif closed and stream in closed:
-                report.add(Problem("chain", _AFTER_CLOSE, stream, 1, nid))
-                after_close.add(stream)
+            named = _start_problem(heads, closed, stream, nid)
+            if named:
+                report.add(named)
+                if stream not in heads:
+                    after_close.add(stream)
         for stream, nid in zip(part.done, part.done_rows):  # seq 1 to close, here: the name must be new
-            if stream in heads:
-                report.add(Problem("chain", f"seq 1 appears after seq {heads[stream][0]}: events out of order or"
-                                            " repeated", stream, 1, nid))
+            named = _start_problem(heads, closed, stream, nid)
+            if named:
+                report.add(named)
+                if stream not in heads:
+                    continue  # closed already
                 heads.pop(stream)
                 round_table.pop(stream, None)
-            elif closed and stream in closed:
-                report.add(Problem("chain", _AFTER_CLOSE, stream, 1, nid))
-                continue
             closed.add(stream)
         for stream, (seq, prev, nid) in part.first.items():
             if stream not in heads and closed and stream in closed:
