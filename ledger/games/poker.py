@@ -155,6 +155,11 @@ VARIANTS = {
 }
 
 
+_DRAWS_AFTER = {code: tuple(any(s.draw for s in v.streets[k + 1:]) for k in range(len(v.streets)))
+                for code, v in VARIANTS.items()}
+"""Per variant and street: whether a later street is a draw."""
+
+
 class Rake(Strict):
     percent_bp: Annotated[int, Field(ge=0, le=10_000)]
     threshold: Annotated[int, Field(ge=0)] = 0
@@ -358,12 +363,14 @@ class PokerState:
         return self.street == len(self.variant.streets) - 1
 
 
-def _seat_value(values: list[int] | None, n: int, i: int) -> int:
-    """A per-seat amount; heads-up the list is read reversed (pokerkit's convention)."""
+def _per_seat(values: list[int] | None, n: int) -> list[int]:
+    """A per-seat amount for each of the ``n`` seats (0 where the list stops); heads-up the
+    list is read reversed (pokerkit's convention)."""
     if not values:
-        return 0
-    j = (1 - i) if n == 2 else i
-    return values[j] if j < len(values) else 0
+        return [0] * n
+    if n == 2:
+        return [values[1] if len(values) > 1 else 0, values[0]]
+    return list(values[:n]) + [0] * (n - len(values))
 
 
 def start_state(rules: PokerRules) -> PokerState:
@@ -376,17 +383,20 @@ def start_state(rules: PokerRules) -> PokerState:
     if variant.structure != "fixed-limit" and not rules.min_bet:
         raise RuleViolation(f"{variant.structure} needs min_bet")
     stacks = [UNBOUNDED if s is None else s for s in rules.starting_stacks]
-    antes = [min(_seat_value(rules.antes, n, i), stacks[i]) for i in range(n)]
-    dead = [min((rules.dead_blinds or [0] * n)[i] if i < len(rules.dead_blinds or []) else 0, stacks[i] - antes[i])
-            for i in range(n)]
-    blinds = [min(abs(_seat_value(rules.blinds_or_straddles, n, i)), stacks[i] - antes[i]) for i in range(n)]
+    antes = [min(a, s) for a, s in zip(_per_seat(rules.antes, n), stacks)]
+    if rules.dead_blinds:
+        dead_blinds = list(rules.dead_blinds[:n]) + [0] * (n - len(rules.dead_blinds))  # by seat, not reversed
+        dead = [min(d, s - a) for d, s, a in zip(dead_blinds, stacks, antes)]
+    else:
+        dead = [0] * n
+    blinds = [min(abs(b), s - a) for b, s, a in zip(_per_seat(rules.blinds_or_straddles, n), stacks, antes)]
     st = PokerState(rules, variant, n, stacks, [0] * n, [0] * n, [True] * n, antes, blinds, [[] for _ in range(n)],
                     [[] for _ in range(n)], start_stacks=list(stacks), won=[0] * n, bank_spent=[0] * n,
                     hole_ids=[()] * n)
     st.posts_due = deque([(i, "ante", antes[i]) for i in range(n) if antes[i]]
                          + [(i, "dead_blind", dead[i]) for i in range(n) if dead[i]])
-    st.antes = [antes[i] + dead[i] for i in range(n)]  # both are dead money in the first pot
-    st.blinds = [min(b, stacks[i] - st.antes[i]) for i, b in enumerate(blinds)]
+    st.antes = [a + d for a, d in zip(antes, dead)]  # both are dead money in the first pot
+    st.blinds = [min(b, s - a) for b, s, a in zip(blinds, stacks, st.antes)]
     if not st.posts_due:
         _begin_blinds(st)
     return st
@@ -434,15 +444,21 @@ def _up_cards(st: PokerState, i: int) -> list[str]:
     return [c for c, u in zip(st.hole[i], st.up[i]) if u and c != UNKNOWN] if st.in_hand[i] else []
 
 
+def _live_blind_signs(rules: PokerRules, n: int) -> list[int]:
+    """Per seat: 1 for a live blind or straddle, -1 for a dead one (a negative entry), 0
+    for none; heads-up read reversed (seat 2 posts the small blind)."""
+    blinds = rules.blinds_or_straddles or [0] * n
+    signs = [(v > 0) - (v < 0) for v in (list(blinds) + [0] * n)[:n]]
+    return signs[::-1] if n == 2 else signs
+
+
 def _opener(st: PokerState) -> int:
     n = st.n
     opening = st.spec.opening
     if opening == "position":
-        blinds = st.rules.blinds_or_straddles or [0] * n
-        signs = [(v > 0) - (v < 0) for v in (list(blinds) + [0] * n)[:n]]
-        if n == 2:
-            signs = signs[::-1]  # heads-up the blinds are read reversed (seat 2 posts the small blind)
-        top = max(range(n), key=lambda i: (st.bets[i] * signs[i], i))
+        signs = _live_blind_signs(st.rules, n)
+        bets = st.bets
+        top = max(range(n), key=lambda i: (bets[i] * signs[i], i))
         return (top + 1) % n
     ups = [_up_cards(st, i) for i in range(n)]
     if opening in ("low_card", "high_card"):
@@ -470,15 +486,16 @@ def _begin_betting(st: PokerState) -> None:
     st.opener = _opener(st)
     if st.variant.code in DRAW_FIRST_BETTOR and st.street > 0 and previous is not None and st.in_hand[previous]:
         st.opener = previous
-    order = deque(range(n))
-    order.rotate(-st.opener)
-    totals = sorted(st.bets[j] + st.stacks[j] for j in range(n) if st.in_hand[j])
-    second = totals[-2] if len(totals) > 1 else None  # what anyone can lose is capped by the second-largest stack
-
-    def can_lose(i: int) -> bool:  # pokerkit's effective stack > 0
-        return second is not None and min(st.stacks[i], max(0, second - st.bets[i])) > 0
-
-    st.actors = deque(i for i in order if st.in_hand[i] and st.stacks[i] and can_lose(i))
+    bets, stacks, in_hand = st.bets, st.stacks, st.in_hand
+    totals = sorted([bets[j] + stacks[j] for j in range(n) if in_hand[j]])
+    # pokerkit's effective stack > 0: what anyone can lose is capped by the second-largest stack
+    if len(totals) > 1:
+        second = totals[-2]
+        start = st.opener
+        st.actors = deque([i for i in (*range(start, n), *range(start)) if in_hand[i] and stacks[i]
+                           and min(stacks[i], second - bets[i]) > 0])
+    else:
+        st.actors = deque()
     st.raise_amount = 0
     st.raise_count = 0
     st.big_bets = False
@@ -498,7 +515,7 @@ def _after_action(st: PokerState) -> None:
 
 def _end_betting(st: PokerState) -> None:
     st.actors = deque()
-    later_draws = any(s.draw for s in st.variant.streets[st.street + 1:])
+    later_draws = _DRAWS_AFTER[st.variant.code][st.street]
     if sum(st.in_hand) > 1 and not later_draws and sum(1 for i in range(st.n) if st.in_hand[i] and st.stacks[i]) <= 1:
         st.all_in = True
     if not all(st.stacks) and st.last_street:
@@ -751,7 +768,7 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     i = seat - 1
     if st.phase != "betting":
         raise RuleViolation(f"no betting now (the hand is in its {st.phase} phase)")
-    if st.actor != i:
+    if not st.actors or st.actors[0] != i:  # ``st.actor``, the phase being betting
         raise RuleViolation(f"seat {seat} acted out of turn: seat {st.actor + 1} is to act (TDA 38: action out of turn)")  # type: ignore[operator]  # betting: someone is to act
     if to is not None and action in ("fold", "check", "call", "bring_in"):
         raise RuleViolation(f"{action} takes no amount")
@@ -764,7 +781,8 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
         st.history.append((seat, "fold", None))
         _after_action(st)
         return
-    to_call = st.to_call(i)
+    bets = st.bets
+    to_call = min(st.stacks[i], max(bets) - bets[i])  # ``st.to_call(i)``
     if action == "bring_in":
         if not st.bring_in_due:
             raise RuleViolation("the bring-in is posted only by the first player to act on 3rd street (001)")
@@ -868,7 +886,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
             raise RuleViolation("board cards are dealt face up: none may be unknown")
         if st.phase != "board":
             raise RuleViolation(f"no board card is due now (the hand is in its {st.phase} phase)")
-        want = st.spec.board
+        want = st.variant.streets[st.street].board
         if len(cards) != want:
             raise RuleViolation(f"this street deals {want} board card(s), not {len(cards)}")
         st.board.extend(cards)
@@ -887,9 +905,10 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     i = seat - 1
     st.hole[i] = st.hole[i] + list(cards)
     st.hole_ids[i] += tuple([_ID_OR_UNKNOWN(c, -1) for c in cards])
-    st.seen.update(c for c in cards if c != UNKNOWN)
-    st.discards.difference_update(cards)  # a reshuffled discard is live again
-    ups = st.spec.hole if st.spec.hole else (False,) * count
+    st.seen.update(cards if UNKNOWN not in cards else [c for c in cards if c != UNKNOWN])
+    if st.discards:
+        st.discards.difference_update(cards)  # a reshuffled discard is live again
+    ups = st.variant.streets[st.street].hole or (False,) * count
     st.up[i] = st.up[i] + list(ups)
     if not st.deal_due:
         _street_dealt(st)

@@ -23,6 +23,7 @@ import math
 import re
 import tomllib
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 import rtoml
@@ -77,7 +78,9 @@ def _scaled(x: Any, factor: int) -> int:
     return int(value)
 
 
+@lru_cache(maxsize=4096)
 def _ident(name: str, seat: int) -> str:
+    """The player's name as a ledger identifier (cached: a site's histories repeat names)."""
     ident = IDENT_BAD.sub("_", str(name))[:160]
     return ident or f"p{seat}"
 
@@ -127,7 +130,8 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
                 amounts.append(float(parts[2]) if "." in parts[2] else int(parts[2]))
             except ValueError:
                 raise PhhError(f"action {a!r}: {parts[2]!r} is not an amount") from None
-    decimals = max(_decimals(x) for x in amounts)
+    # most histories are in whole chips: no amount to look at more closely
+    decimals = 0 if all(type(x) is int for x in amounts) else max(_decimals(x) for x in amounts)
     factor = 10 ** decimals
     names = hand.get("players") or [f"p{i + 1}" for i in range(n)]
     rules: dict[str, Any] = {
