@@ -172,40 +172,50 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
     while st.posts_due:
         seat, typ, amount = st.posts_due[0]
         emit("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount})
-    for k, (raw, parts) in enumerate(zip(actions, split), start=1):
-        if len(parts) < 2:
+    apply = ENGINE.apply_in_place
+    append = events.append
+    for k, (raw, parts) in enumerate(zip(actions, split), start=1):  # each action judged here: no call a line
+        size = len(parts)
+        if size < 2:
             raise PhhError(f"{where()}: not an action")
-        actor, verb, rest = parts[0], parts[1], parts[2:]
+        actor, verb = parts[0], parts[1]
+        payload: dict[str, Any]
         if actor == "d":
-            if verb == "dh" and len(rest) == 2 and _SEAT.fullmatch(rest[0]):
-                emit("poker.deal.v1", {"seat": int(rest[0][1:]), "cards": _cards(rest[1])})
-            elif verb == "db" and len(rest) == 1:
-                emit("poker.deal.v1", {"seat": 0, "cards": _cards(rest[0])})
+            if verb == "dh" and size == 4 and _SEAT.fullmatch(parts[2]):
+                kind, payload = "poker.deal.v1", {"seat": int(parts[2][1:]), "cards": _cards(parts[3])}
+            elif verb == "db" and size == 3:
+                kind, payload = "poker.deal.v1", {"seat": 0, "cards": _cards(parts[2])}
             else:
                 raise PhhError(f"{where()}: dealer action {verb!r} is not supported for {variant}")
-            continue
-        if not _SEAT.fullmatch(actor) or not 1 <= int(actor[1:]) <= n:
-            raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
-        seat = int(actor[1:])
-        if verb == "f" and not rest:
-            emit("poker.action.v1", {"seat": seat, "action": "fold"})
-        elif verb == "cc" and not rest:
-            i = seat - 1
-            name = "call" if st.phase == "betting" and st.to_call(i) > 0 else "check"
-            emit("poker.action.v1", {"seat": seat, "action": name})
-        elif verb == "cbr" and len(rest) == 1:
-            to = _scaled(float(rest[0]) if "." in rest[0] else int(rest[0]), factor)
-            name = ("complete" if st.phase == "betting" and st.completion
-                    else "raise" if st.phase == "betting" and max(st.bets) else "bet")
-            emit("poker.action.v1", {"seat": seat, "action": name, "to": to})
-        elif verb == "pb" and not rest:
-            emit("poker.action.v1", {"seat": seat, "action": "bring_in"})
-        elif verb == "sd" and len(rest) <= 1:
-            emit("poker.draw.v1", {"seat": seat, "discard": _cards(rest[0] if rest else "")})
-        elif verb == "sm" and len(rest) <= 1:
-            emit("poker.show.v1", {"seat": seat, "cards": _cards(rest[0] if rest else "")})
         else:
-            raise PhhError(f"{where()}: action {verb!r} is not supported for {variant}")
+            if not _SEAT.fullmatch(actor) or not 1 <= int(actor[1:]) <= n:
+                raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
+            seat = int(actor[1:])
+            kind = "poker.action.v1"
+            if verb == "f" and size == 2:
+                payload = {"seat": seat, "action": "fold"}
+            elif verb == "cc" and size == 2:
+                betting = st.phase == "betting"
+                payload = {"seat": seat, "action": "call" if betting and st.to_call(seat - 1) > 0 else "check"}
+            elif verb == "cbr" and size == 3:
+                word = parts[2]
+                to = _scaled(float(word) if "." in word else int(word), factor)
+                name = ("complete" if st.phase == "betting" and st.completion
+                        else "raise" if st.phase == "betting" and max(st.bets) else "bet")
+                payload = {"seat": seat, "action": name, "to": to}
+            elif verb == "pb" and size == 2:
+                payload = {"seat": seat, "action": "bring_in"}
+            elif verb == "sd" and size <= 3:
+                kind, payload = "poker.draw.v1", {"seat": seat, "discard": _cards(parts[2] if size == 3 else "")}
+            elif verb == "sm" and size <= 3:
+                kind, payload = "poker.show.v1", {"seat": seat, "cards": _cards(parts[2] if size == 3 else "")}
+            else:
+                raise PhhError(f"{where()}: action {verb!r} is not supported for {variant}")
+        try:
+            st = apply(st, kind, payload)  # a refusal drops the whole hand
+        except RuleViolation as exc:
+            raise PhhError(f"{where()}: {exc.reason}") from None
+        append((kind, payload))
     k = 0  # no action is being replayed now: ``where()`` names the award
     if st.phase == "award":
         for award in award_events(st):
