@@ -286,12 +286,19 @@ class SignatureFeed:
     starting the checkers for. A chunk whose checker fails is checked inline: a verdict is
     libsodium's (``verify_signature``) either way."""
 
-    def __init__(self) -> None:
+    def __init__(self, ahead: int | None = None) -> None:
         self._jobs: list[tuple[bytes, bytes, bytes]] = []
         self._tickets: list[tuple[int, int]] = []
         self._done: dict[int, list[bool]] = {}
         self._pool: _Checkers | None = None
         self._parallel = (os.cpu_count() or 1) > 1
+        self._ahead = ahead
+        """None: each full chunk goes to a checker as it is added (ingest, whose parse paces
+        the feed). A number: ``add`` only collects, and ``finish``'s verdicts hand the
+        checkers at most this many chunks beyond the one asked for, for a caller that has
+        its jobs at once and asks for their verdicts in order (the read side,
+        ``ledger.verify.RowJudge``): handed all at once, they filled the pipe and the caller
+        waited on its write with work of its own to do (a third of a view rebuild's time)."""
 
     def _chunk_jobs(self, chunk: int) -> list[tuple[bytes, bytes, bytes]]:
         return self._jobs[chunk * SIGNATURE_CHUNK:(chunk + 1) * SIGNATURE_CHUNK]
@@ -313,7 +320,7 @@ class SignatureFeed:
         jobs = self._jobs
         jobs.append(job)
         n = len(jobs)
-        if n % SIGNATURE_CHUNK == 0 and self._parallel:
+        if n % SIGNATURE_CHUNK == 0 and self._parallel and self._ahead is None:
             self._submit(n // SIGNATURE_CHUNK - 1)
         return n - 1
 
@@ -336,11 +343,23 @@ class SignatureFeed:
         return done
 
     def finish(self) -> Callable[[int], bool]:
-        """The verdicts: every job handed in is being checked, or has been."""
+        """The verdicts: every job handed in is being checked, or has been (with ``ahead``:
+        is handed to the checkers as the verdicts before it are asked for)."""
+        chunks = -(-len(self._jobs) // SIGNATURE_CHUNK)
+        if self._ahead is not None and self._parallel and chunks > 1:
+            ahead = self._ahead
+
+            def in_order(i: int) -> bool:
+                chunk = i // SIGNATURE_CHUNK
+                for later in range(len(self._tickets), min(chunks, chunk + ahead + 1)):
+                    self._submit(later)
+                return self._chunk(chunk)[i % SIGNATURE_CHUNK]
+
+            return in_order
         if not self._tickets:
             done = _verify_chunk(self._jobs)
             return done.__getitem__
-        for chunk in range(len(self._tickets), -(-len(self._jobs) // SIGNATURE_CHUNK)):
+        for chunk in range(len(self._tickets), chunks):
             self._submit(chunk)
 
         def verdict(i: int) -> bool:
@@ -349,11 +368,12 @@ class SignatureFeed:
         return verdict
 
 
-def verify_signatures(jobs: list[tuple[bytes, bytes, bytes]]) -> Callable[[int], bool]:
+def verify_signatures(jobs: list[tuple[bytes, bytes, bytes]], ahead: int | None = None) -> Callable[[int], bool]:
     """Check ``(public_key, sig, message)`` triples on every core while the caller goes on
     with its own work (``SignatureFeed``). Returns ``verdict(i)``, which waits for the i-th
-    triple's verdict."""
-    feed = SignatureFeed()
+    triple's verdict. ``ahead``: the caller asks for the verdicts in order, and the
+    checkers are handed at most this many chunks beyond the one asked for."""
+    feed = SignatureFeed(ahead)
     for job in jobs:
         feed.add(job)
     return feed.finish()

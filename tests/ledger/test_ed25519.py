@@ -219,7 +219,36 @@ def test_the_signature_feed_gives_each_job_its_own_verdict(chunks: int, extra: i
     assert [verdict(i) for i in range(n)] == expected
     whole = verify_signatures(jobs)
     assert [whole(i) for i in range(n)] == expected
+    for ahead in (0, 2):  # the read side's feed: chunks handed over as the verdicts before them are asked for
+        in_order = verify_signatures(jobs, ahead=ahead)
+        assert [in_order(i) for i in range(n)] == expected
     assert n < 20 or (True in expected and False in expected)  # both verdicts occur
+
+
+def test_a_feed_with_ahead_hands_the_checkers_only_that_many_chunks_beyond_the_one_asked_for() -> None:
+    """``SignatureFeed(ahead=N)`` (``ledger.verify.RowJudge``: a view rebuild's rows, asked
+    for in order): handed every chunk at once, the checkers' pipe filled and the caller
+    waited on its write with rows of its own to apply; now at most N chunks beyond the one
+    asked for are with them, and the caller checks the rest as it reaches them."""
+    import os
+
+    from ledger import keys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(40 * keys.SIGNATURE_CHUNK)
+    expected = [verify_signature(*job) for job in jobs]
+    feed = keys.SignatureFeed(ahead=3)
+    for job in jobs:
+        feed.add(job)
+    assert not feed._tickets  # adding hands nothing over
+    verdict = feed.finish()
+    got = []
+    for i in range(len(jobs)):
+        got.append(verdict(i))
+        assert len(feed._tickets) <= i // keys.SIGNATURE_CHUNK + 4
+    assert got == expected
+    assert len(feed._tickets) == 40
 
 
 def _jobs(n: int) -> list[tuple[bytes, bytes, bytes]]:
