@@ -879,7 +879,7 @@ def _deck_problem(st: PokerState, cards: list[str]) -> str | None:
 
 def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     problem = _deck_problem(st, cards)
-    if problem:
+    if problem is not None:
         raise RuleViolation(problem)
     if seat == 0:
         if UNKNOWN in cards:

@@ -34,6 +34,8 @@ from ledger.games.poker import VARIANTS, PokerEngine, award_events, final_stacks
 ENGINE = PokerEngine()
 IDENT_BAD = re.compile(r"[^A-Za-z0-9._~@/+-]")
 _SEAT = re.compile(r"p\d+")
+_SEATS = {f"p{i}": i for i in range(1, 11)}
+"""The usual spellings of a seat, looked up; any other goes through ``_SEAT``."""
 
 
 class PhhError(Exception):
@@ -86,6 +88,8 @@ def _ident(name: str, seat: int) -> str:
 
 
 def _cards(text: str) -> list[str]:
+    if len(text) == 4:  # two cards: hold'em's hole cards, the most frequent deal
+        return [text[:2], text[2:]]
     if text in ("", "-"):
         return []
     if len(text) % 2:
@@ -123,7 +127,7 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
                  ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
     amounts: list[Any] = list(stacks) + list(hand.get("antes") or []) + list(hand.get("blinds_or_straddles") or [])
     amounts += [hand[k] for k in ("min_bet", "small_bet", "big_bet", "bring_in") if k in hand]
-    split = [str(a).split("#")[0].split() for a in actions]  # each action's words, the comment dropped
+    split = [str(a).partition("#")[0].split() for a in actions]  # each action's words, the comment dropped
     for a, parts in zip(actions, split):
         if len(parts) == 3 and parts[1] == "cbr":
             try:
@@ -181,16 +185,19 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
         actor, verb = parts[0], parts[1]
         payload: dict[str, Any]
         if actor == "d":
-            if verb == "dh" and size == 4 and _SEAT.fullmatch(parts[2]):
-                kind, payload = "poker.deal.v1", {"seat": int(parts[2][1:]), "cards": _cards(parts[3])}
+            if verb == "dh" and size == 4 and (parts[2] in _SEATS or _SEAT.fullmatch(parts[2])):
+                kind, payload = "poker.deal.v1", {"seat": _SEATS.get(parts[2]) or int(parts[2][1:]),
+                                                  "cards": _cards(parts[3])}
             elif verb == "db" and size == 3:
                 kind, payload = "poker.deal.v1", {"seat": 0, "cards": _cards(parts[2])}
             else:
                 raise PhhError(f"{where()}: dealer action {verb!r} is not supported for {variant}")
         else:
-            if not _SEAT.fullmatch(actor) or not 1 <= int(actor[1:]) <= n:
-                raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
-            seat = int(actor[1:])
+            seat = _SEATS.get(actor, 0)
+            if not 1 <= seat <= n:
+                if not _SEAT.fullmatch(actor) or not 1 <= int(actor[1:]) <= n:
+                    raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
+                seat = int(actor[1:])
             kind = "poker.action.v1"
             if verb == "f" and size == 2:
                 payload = {"seat": seat, "action": "fold"}

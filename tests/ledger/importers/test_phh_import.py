@@ -222,3 +222,20 @@ def test_export_writes_toml_that_round_trips_names_event_year_and_currency(ledge
                 "starting_stacks", "finishing_stacks", "antes", "blinds_or_straddles", "min_bet", "variant"):
         assert back[key] == orig[key], key
     assert back["actions"] == [a.split("#")[0].strip() for a in orig["actions"]]
+
+
+def test_a_seat_spelled_with_leading_zeros_is_the_same_seat_and_one_beyond_the_hand_is_refused() -> None:
+    """PHH names a seat ``pN`` (phh-std, action notation): the importer looks the usual
+    spellings up and reads any other as the standard's pattern does, so ``p01`` is seat 1
+    as before, and a seat the hand does not have is refused whatever its spelling."""
+    from ledger.importers.phh import PhhError
+
+    hand = {"variant": "NT", "starting_stacks": [200, 200, 200], "blinds_or_straddles": [1, 2, 0], "antes": [0, 0, 0],
+            "min_bet": 2, "actions": ["d dh p1 AcKc", "d dh p2 2d2h", "d dh p3 7s8s", "p3 f", "p1 f"]}
+    plain = hand_events(hand)
+    padded = hand_events({**hand, "actions": ["d dh p01 AcKc", "d dh p002 2d2h", "d dh p3 7s8s", "p03 f", "p01 f"]})
+    assert padded[1] == plain[1]
+    assert final_stacks(padded[2]) == final_stacks(plain[2]) == [199, 201, 200]
+    for seat in ("p4", "p04", "p0", "p10"):
+        with pytest.raises(PhhError, match="is not a seat of this hand"):
+            hand_events({**hand, "actions": hand["actions"][:3] + [f"{seat} f"]})
