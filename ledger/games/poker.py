@@ -363,6 +363,11 @@ class PokerState:
         return self.street == len(self.variant.streets) - 1
 
 
+def _padded(values: list[int], n: int) -> list[int]:
+    """A per-seat list for each of the ``n`` seats, in seat order: 0 where it stops."""
+    return list(values[:n]) + [0] * (n - len(values))
+
+
 def _per_seat(values: list[int] | None, n: int) -> list[int]:
     """A per-seat amount for each of the ``n`` seats (0 where the list stops); heads-up the
     list is read reversed (pokerkit's convention)."""
@@ -370,7 +375,7 @@ def _per_seat(values: list[int] | None, n: int) -> list[int]:
         return [0] * n
     if n == 2:
         return [values[1] if len(values) > 1 else 0, values[0]]
-    return list(values[:n]) + [0] * (n - len(values))
+    return _padded(values, n)
 
 
 def start_state(rules: PokerRules) -> PokerState:
@@ -385,8 +390,7 @@ def start_state(rules: PokerRules) -> PokerState:
     stacks = [UNBOUNDED if s is None else s for s in rules.starting_stacks]
     antes = [min(a, s) for a, s in zip(_per_seat(rules.antes, n), stacks)]
     if rules.dead_blinds:
-        dead_blinds = list(rules.dead_blinds[:n]) + [0] * (n - len(rules.dead_blinds))  # by seat, not reversed
-        dead = [min(d, s - a) for d, s, a in zip(dead_blinds, stacks, antes)]
+        dead = [min(d, s - a) for d, s, a in zip(_padded(rules.dead_blinds, n), stacks, antes)]  # not reversed
     else:
         dead = [0] * n
     blinds = [min(abs(b), s - a) for b, s, a in zip(_per_seat(rules.blinds_or_straddles, n), stacks, antes)]
@@ -444,21 +448,15 @@ def _up_cards(st: PokerState, i: int) -> list[str]:
     return [c for c, u in zip(st.hole[i], st.up[i]) if u and c != UNKNOWN] if st.in_hand[i] else []
 
 
-def _live_blind_signs(rules: PokerRules, n: int) -> list[int]:
-    """Per seat: 1 for a live blind or straddle, -1 for a dead one (a negative entry), 0
-    for none; heads-up read reversed (seat 2 posts the small blind)."""
-    blinds = rules.blinds_or_straddles or [0] * n
-    signs = [(v > 0) - (v < 0) for v in (list(blinds) + [0] * n)[:n]]
-    return signs[::-1] if n == 2 else signs
-
-
 def _opener(st: PokerState) -> int:
     n = st.n
     opening = st.spec.opening
     if opening == "position":
-        signs = _live_blind_signs(st.rules, n)
-        bets = st.bets
-        top = max(range(n), key=lambda i: (bets[i] * signs[i], i))
+        blinds = st.rules.blinds_or_straddles or [0] * n
+        signs = [(v > 0) - (v < 0) for v in (list(blinds) + [0] * n)[:n]]
+        if n == 2:
+            signs = signs[::-1]  # heads-up the blinds are read reversed (seat 2 posts the small blind)
+        top = max(range(n), key=lambda i: (st.bets[i] * signs[i], i))
         return (top + 1) % n
     ups = [_up_cards(st, i) for i in range(n)]
     if opening in ("low_card", "high_card"):
@@ -768,7 +766,7 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
     i = seat - 1
     if st.phase != "betting":
         raise RuleViolation(f"no betting now (the hand is in its {st.phase} phase)")
-    if not st.actors or st.actors[0] != i:  # ``st.actor``, the phase being betting
+    if st.actor != i:
         raise RuleViolation(f"seat {seat} acted out of turn: seat {st.actor + 1} is to act (TDA 38: action out of turn)")  # type: ignore[operator]  # betting: someone is to act
     if to is not None and action in ("fold", "check", "call", "bring_in"):
         raise RuleViolation(f"{action} takes no amount")
@@ -781,8 +779,7 @@ def _act(st: PokerState, seat: int, action: str, to: int | None) -> None:
         st.history.append((seat, "fold", None))
         _after_action(st)
         return
-    bets = st.bets
-    to_call = min(st.stacks[i], max(bets) - bets[i])  # ``st.to_call(i)``
+    to_call = st.to_call(i)
     if action == "bring_in":
         if not st.bring_in_due:
             raise RuleViolation("the bring-in is posted only by the first player to act on 3rd street (001)")
@@ -879,14 +876,14 @@ def _deck_problem(st: PokerState, cards: list[str]) -> str | None:
 
 def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     problem = _deck_problem(st, cards)
-    if problem is not None:
+    if problem:
         raise RuleViolation(problem)
     if seat == 0:
         if UNKNOWN in cards:
             raise RuleViolation("board cards are dealt face up: none may be unknown")
         if st.phase != "board":
             raise RuleViolation(f"no board card is due now (the hand is in its {st.phase} phase)")
-        want = st.variant.streets[st.street].board
+        want = st.spec.board
         if len(cards) != want:
             raise RuleViolation(f"this street deals {want} board card(s), not {len(cards)}")
         st.board.extend(cards)
@@ -908,7 +905,7 @@ def _deal(st: PokerState, seat: int, cards: list[str]) -> None:
     st.seen.update(cards if UNKNOWN not in cards else [c for c in cards if c != UNKNOWN])
     if st.discards:
         st.discards.difference_update(cards)  # a reshuffled discard is live again
-    ups = st.variant.streets[st.street].hole or (False,) * count
+    ups = st.spec.hole or (False,) * count
     st.up[i] = st.up[i] + list(ups)
     if not st.deal_due:
         _street_dealt(st)
