@@ -38,6 +38,14 @@ _SEATS = {f"p{i}": i for i in range(1, 11)}
 """The usual spellings of a seat, looked up; any other goes through ``_SEAT``."""
 
 
+def _seat_of(word: str) -> int | None:
+    """The N of a seat ``pN``, or None when the word does not name a seat that way."""
+    seat = _SEATS.get(word)
+    if seat is None and _SEAT.fullmatch(word):
+        seat = int(word[1:])
+    return seat
+
+
 class PhhError(Exception):
     """A hand that cannot be imported; the message says why."""
 
@@ -185,19 +193,18 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
         actor, verb = parts[0], parts[1]
         payload: dict[str, Any]
         if actor == "d":
-            if verb == "dh" and size == 4 and (parts[2] in _SEATS or _SEAT.fullmatch(parts[2])):
-                kind, payload = "poker.deal.v1", {"seat": _SEATS.get(parts[2]) or int(parts[2][1:]),
-                                                  "cards": _cards(parts[3])}
+            dealt = _seat_of(parts[2]) if verb == "dh" and size == 4 else None
+            if dealt is not None:
+                kind, payload = "poker.deal.v1", {"seat": dealt, "cards": _cards(parts[3])}
             elif verb == "db" and size == 3:
                 kind, payload = "poker.deal.v1", {"seat": 0, "cards": _cards(parts[2])}
             else:
                 raise PhhError(f"{where()}: dealer action {verb!r} is not supported for {variant}")
         else:
-            seat = _SEATS.get(actor, 0)
-            if not 1 <= seat <= n:
-                if not _SEAT.fullmatch(actor) or not 1 <= int(actor[1:]) <= n:
-                    raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
-                seat = int(actor[1:])
+            named = _seat_of(actor)
+            if named is None or not 1 <= named <= n:
+                raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
+            seat = named
             kind = "poker.action.v1"
             if verb == "f" and size == 2:
                 payload = {"seat": seat, "action": "fold"}
