@@ -67,6 +67,10 @@ def _span(delta: timedelta) -> str:
     return f"{seconds} s"
 
 
+_KEY_TIMES = {"key.register.v2": "valid_from", "key.rotate.v1": "effective"}
+"""Key-ring kinds and the payload time from which their key counts."""
+
+
 def check_time(ev: SignedEvent, entry: KeyEntry, before: SignedEvent | None, clock: Clock) -> None:
     """Stage "time" of ingest: EventError naming the rule above that ``ev`` breaks.
     ``before`` is the stream's previous event (None for seq 1)."""
@@ -85,8 +89,7 @@ def check_time(ev: SignedEvent, entry: KeyEntry, before: SignedEvent | None, clo
                                  " imported hand history carries earlier times)")
     if before is not None and earlier_utc(ev.at, before.at):
         raise EventError("time", f"at {ev.at} goes back in time: {ev.stream} seq {before.seq} is at {before.at}")
-    p = ev.payload
-    field_name = {"key.register.v2": "valid_from", "key.rotate.v1": "effective"}.get(ev.kind)
-    if field_name is not None and parse_utc(p[field_name]) < at - clock.skew:
+    field_name = _KEY_TIMES.get(ev.kind)
+    if field_name is not None and parse_utc((p := ev.payload)[field_name]) < at - clock.skew:
         raise EventError("time", f"{field_name} {p[field_name]} is before this key-ring event ({ev.at}) by more than"
                                  f" the allowed skew of {_span(clock.skew)}: a key is not registered into the past")

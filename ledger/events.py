@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ledger.canonical import EVENT_HASH_DOMAIN, GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
 from ledger.keys import Signer, verify_signature
-from ledger.kinds import KINDS, single_stream_of, stream_type_of
+from ledger.kinds import KINDS, stream_type_of
 from ledger.timeutil import parse_utc_once
 
 ENVELOPE_FIELDS = ("ledger", "stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
@@ -160,6 +161,33 @@ class SignedEvent(_Originated):
             raise EventError("signature", f"bad signature: not made by key {self.key_id} over this event's hash") from None
 
 
+_new = object.__new__
+(_set_ledger, _set_stream, _set_seq, _set_at, _set_kind, _set_actor, _set_key_id, _set_prev, _set_payload, _set_hash,
+ _set_sig, _set_encoded) = (SignedEvent.__dict__[name].__set__ for name in (*ENVELOPE_FIELDS, "_encoded"))
+
+
+def signed_event(d: Mapping[str, Any]) -> SignedEvent:
+    """``SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})`` at half its cost, for the
+    paths that build one an event (parse, every stored row read): a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``, a call of its own a field
+    (1.4 µs an event here), where the slots' own descriptors set them directly (0.7 µs).
+    ``__init__`` checks nothing, so neither does this. KeyError when ``d`` lacks a field."""
+    ev = _new(SignedEvent)
+    _set_ledger(ev, d["ledger"])
+    _set_stream(ev, d["stream"])
+    _set_seq(ev, d["seq"])
+    _set_at(ev, d["at"])
+    _set_kind(ev, d["kind"])
+    _set_actor(ev, d["actor"])
+    _set_key_id(ev, d["key_id"])
+    _set_prev(ev, d["prev"])
+    _set_payload(ev, d["payload"])
+    _set_hash(ev, d["hash"])
+    _set_sig(ev, d["sig"])
+    _set_encoded(ev, [])
+    return ev
+
+
 def sign_event(
     signer: Signer,
     *,
@@ -287,7 +315,7 @@ def parse_event(obj: Any) -> SignedEvent:
             "schema",
             f"kind {env.kind} belongs on a '{spec.stream_type}' stream, not {env.stream!r}",
         )
-    single = single_stream_of(env.kind)
+    single = spec.single_stream
     if single is not None and env.stream != single:
         raise EventError("schema", f"kind {env.kind} belongs on the one stream {single!r}, not {env.stream!r}")
     try:
@@ -296,7 +324,7 @@ def parse_event(obj: Any) -> SignedEvent:
         raise EventError("schema", describe_validation_error(exc, "payload.")) from None
     if env.seq == 1 and env.prev != GENESIS_PREV:
         raise EventError("chain", f"seq 1 must have the genesis prev ({GENESIS_PREV[:8]}...)")
-    return SignedEvent(**env.__dict__)
+    return signed_event(env.__dict__)
 
 
 def decode_stored(state: bytes) -> dict[str, Any]:
@@ -313,7 +341,7 @@ def decode_stored(state: bytes) -> dict[str, Any]:
 def event_from_stored(state: bytes) -> SignedEvent:
     """Rebuild an event from the bytes the store holds (no checks: verify does those)."""
     d = decode_stored(state)
-    return SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
+    return signed_event(d)
 
 
 class PackedEvent(_Originated):
@@ -367,7 +395,7 @@ class PackedEvent(_Originated):
 
     def event(self) -> SignedEvent:
         d = orjson.loads(self.data)  # canonical bytes this process encoded: orjson reads them exactly
-        return SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
+        return signed_event(d)
 
     def take(self) -> SignedEvent:
         """The event, parsed: the one kept since parsing (then no longer held: judged

@@ -81,7 +81,12 @@ def _check_json_value(value: Any, path: str = "", depth: int = 0) -> None:
 
 
 def _json_object(value: dict[str, Any]) -> dict[str, Any]:
-    _check_json_value(value)
+    for key, item in value.items():  # the usual object, flat text and integers, in one loop; anything else in full
+        kind = type(item)
+        if not ((kind is str or (kind is int and -MAX_SAFE_INT <= item <= MAX_SAFE_INT))
+                and type(key) is str and key.isascii() and 0 < len(key) <= 64):
+            _check_json_value(value)
+            break
     return value
 
 
@@ -289,6 +294,9 @@ class KindSpec:
     model: type[BaseModel]
     stream_type: str
     roles: frozenset[str]
+    single_stream: str | None = None
+    """The one stream the kind lives on (``single_stream_of``), else None: looked up once,
+    at registration, not for every event parsed."""
 
 
 V = TypeVar("V")
@@ -376,7 +384,7 @@ def register_kind(name: str, model: type[BaseModel], stream_type: str, roles: tu
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"unknown roles {sorted(unknown)}")
-    KINDS.register(name, KindSpec(name, model, stream_type, frozenset(roles)))
+    KINDS.register(name, KindSpec(name, model, stream_type, frozenset(roles), single_stream_of(name)))
 
 
 def stream_type_of(stream: str) -> str:

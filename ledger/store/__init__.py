@@ -54,12 +54,7 @@ class LedgerMapper(Mapper[str]):
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         ev: SignedEvent = domain_event
-        return StoredEvent(
-            originator_id=ev.stream,
-            originator_version=ev.seq,
-            topic=ev.kind,
-            state=ev.encoded(),
-        )
+        return StoredEvent(ev.stream, ev.seq, ev.kind, ev.encoded())  # (originator_id, originator_version, topic, state)
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         return event_from_stored(stored_event.state)

@@ -39,3 +39,52 @@ def test_lone_surrogate_is_refused() -> None:
 
     with pytest.raises(ValueError, match="lone surrogate"):
         canonical_json({"a": "\ud800"})
+
+
+def test_signed_event_builds_what_the_dataclass_init_builds() -> None:
+    """``ledger.events.signed_event`` (the parse and read paths' constructor) sets every
+    field the dataclass declares, to the mapping's values, and is the same frozen event."""
+    import dataclasses
+
+    import pytest
+
+    from ledger.events import ENVELOPE_FIELDS, SignedEvent, signed_event
+
+    assert tuple(f.name for f in dataclasses.fields(SignedEvent)) == (*ENVELOPE_FIELDS, "_encoded")
+    d = {name: f"v-{name}" for name in ENVELOPE_FIELDS} | {"seq": 3, "payload": {"a": 1}, "extra": "ignored"}
+    fast, slow = signed_event(d), SignedEvent(**{k: d[k] for k in ENVELOPE_FIELDS})
+    assert fast == slow and repr(fast) == repr(slow) and fast._encoded == [] and fast._encoded is not slow._encoded
+    assert fast.to_dict() == slow.to_dict() and fast.encoded() == slow.encoded()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.seq = 4  # type: ignore[misc]
+    with pytest.raises(KeyError):
+        signed_event({k: d[k] for k in ENVELOPE_FIELDS if k != "sig"})
+
+
+def _nested(depth: int) -> dict:  # type: ignore[type-arg]
+    value: object = 1
+    for _ in range(depth):
+        value = {"k": value}
+    return value  # type: ignore[return-value]
+
+
+def test_free_form_objects_stay_inside_the_canonical_subset() -> None:
+    """A rules or configuration object (``ledger.kinds.JsonObject``) holds only what has one
+    canonical encoding here (module doc of ``ledger.canonical``): the flat text-and-integer
+    objects of the usual round take a short path, with the same verdicts as the full walk."""
+    import pytest
+    from pydantic import TypeAdapter, ValidationError
+
+    from ledger.kinds import JsonObject
+
+    check = TypeAdapter(JsonObject).validate_python
+    for good in ({}, {"decks": 8, "commission_bp": 500, "name": "x"}, {"a": -MAX_SAFE_INT, "b": MAX_SAFE_INT},
+                 {"on": True, "none": None, "list": [1, "a", [None]], "sub": {"x": 1}}, _nested(16), {"k" * 64: 1}):
+        assert check(good) == good
+    for bad, reason in (({"commission": 0.05}, "commission: floats are not allowed"),
+                        ({"a": 1, "big": MAX_SAFE_INT + 1}, "big: integer"), ({"a": -MAX_SAFE_INT - 1}, "a: integer"),
+                        ({"é": 1}, "keys must be 1-64 ASCII"), ({"": 1}, "keys must be 1-64 ASCII"),
+                        ({"k" * 65: 1}, "keys must be 1-64 ASCII"), ({"x": [0.5]}, r"x\[0\]: floats"),
+                        (_nested(18), "nested more than 16 deep"), ({"x": {"y": 1.0}}, "x.y: floats")):
+        with pytest.raises(ValidationError, match=reason):
+            check(bad)
