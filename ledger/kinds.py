@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -81,12 +81,7 @@ def _check_json_value(value: Any, path: str = "", depth: int = 0) -> None:
 
 
 def _json_object(value: dict[str, Any]) -> dict[str, Any]:
-    for key, item in value.items():  # the usual object, flat text and integers, in one loop; anything else in full
-        kind = type(item)
-        if not ((kind is str or (kind is int and -MAX_SAFE_INT <= item <= MAX_SAFE_INT))
-                and type(key) is str and key.isascii() and 0 < len(key) <= 64):
-            _check_json_value(value)
-            break
+    _check_json_value(value)
     return value
 
 
@@ -294,9 +289,12 @@ class KindSpec:
     model: type[BaseModel]
     stream_type: str
     roles: frozenset[str]
-    single_stream: str | None = None
-    """The one stream the kind lives on (``single_stream_of``), else None: looked up once,
-    at registration, not for every event parsed."""
+    single_stream: str | None = field(init=False)
+    """The one stream the kind lives on (``single_stream_of``), else None: derived from the
+    name once, when the spec is made, not for every event parsed."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "single_stream", single_stream_of(self.name))  # frozen: set once, here
 
 
 V = TypeVar("V")
@@ -384,7 +382,7 @@ def register_kind(name: str, model: type[BaseModel], stream_type: str, roles: tu
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"unknown roles {sorted(unknown)}")
-    KINDS.register(name, KindSpec(name, model, stream_type, frozenset(roles), single_stream_of(name)))
+    KINDS.register(name, KindSpec(name, model, stream_type, frozenset(roles)))
 
 
 def stream_type_of(stream: str) -> str:

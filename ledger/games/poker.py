@@ -365,7 +365,7 @@ class PokerState:
 
 def _padded(values: list[int], n: int) -> list[int]:
     """A per-seat list for each of the ``n`` seats, in seat order: 0 where it stops."""
-    return list(values[:n]) + [0] * (n - len(values))
+    return values[:n] + [0] * (n - len(values))
 
 
 def _per_seat(values: list[int] | None, n: int) -> list[int]:

@@ -70,8 +70,7 @@ def _nested(depth: int) -> dict:  # type: ignore[type-arg]
 
 def test_free_form_objects_stay_inside_the_canonical_subset() -> None:
     """A rules or configuration object (``ledger.kinds.JsonObject``) holds only what has one
-    canonical encoding here (module doc of ``ledger.canonical``): the flat text-and-integer
-    objects of the usual round take a short path, with the same verdicts as the full walk."""
+    canonical encoding here (module doc of ``ledger.canonical``), each refusal naming where."""
     import pytest
     from pydantic import TypeAdapter, ValidationError
 
