@@ -91,6 +91,27 @@ def test_one_event_deleted(sealed) -> None:  # type: ignore[no-untyped-def]
     assert _has(report, "checkpoint", fragment="no longer hash to the root")
 
 
+def test_middle_event_deleted_and_a_genesis_link_changed(sealed) -> None:  # type: ignore[no-untyped-def]
+    """The chain rule (``ledger.chain``) judged inside one range of rows, where verify asks
+    it without the parent: a gap after seq 1, and a seq 1 whose ``prev`` is not the
+    genesis value (its hash breaks too: ``prev`` is signed)."""
+    p = make_producers(sealed)  # new keys, the same actors: a third deposit to account:P1
+    assert ingest(sealed.store, night_batch(sealed.store, p, rounds=1).lines()).status == "stored"
+    nid, _ = _row(sealed, "account:P1", 2)
+    execute_sql(sealed.store, f"DELETE FROM {sealed.store.events_table} WHERE {_id_col(sealed)}=?", (nid,))
+    rounds = sorted({r.stream for r in sealed.store.rows() if r.stream.startswith("round:")})
+    nid, state = _row(sealed, rounds[1], 1)
+    forged = state.replace(b'"prev":"' + b"0" * 64, b'"prev":"' + b"1" * 64)
+    assert forged != state
+    execute_sql(sealed.store, f"UPDATE {sealed.store.events_table} SET state=? WHERE {_id_col(sealed)}=?", (forged, nid))
+    code, report = _verify(sealed)
+    assert code == 1
+    assert _has(report, "chain", "account:P1", 3, "seq 2 missing: deleted from the stream")
+    assert _has(report, "chain", rounds[1], 1, "prev of seq 1 is not the genesis value")
+    assert _has(report, "hash", rounds[1], 1, "altered after signing")
+    assert not _has(report, "chain", rounds[1], 2)  # seq 2 names seq 1's claimed hash, which it still is
+
+
 def test_forged_event_inserted(sealed) -> None:  # type: ignore[no-untyped-def]
     from ledger.events import sign_event
     from ledger.keys import Signer
