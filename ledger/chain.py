@@ -17,13 +17,23 @@ Link = Literal["ok", "repeat", "gap", "prev"]
 missing between them; prev: the seq follows but ``prev`` is not the previous hash."""
 
 
+def follows(before: tuple[int, str] | None, seq: int, prev: str) -> bool:
+    """Whether ``link`` says "ok": one call, no tuple, for verify, which asks it of every
+    row and needs ``link``'s other answers (and their wording) only for a problem."""
+    if before is None:
+        return seq == 1 and prev == GENESIS_PREV
+    return seq == before[0] + 1 and prev == before[1]
+
+
 def link(before: tuple[int, str] | None, seq: int, prev: str) -> Link:
-    last_seq, last_hash = before if before is not None else (0, GENESIS_PREV)
+    if follows(before, seq, prev):
+        return "ok"
+    last_seq = before[0] if before is not None else 0
     if seq <= last_seq:
         return "repeat"
     if seq > last_seq + 1:
         return "gap"
-    return "ok" if prev == last_hash else "prev"
+    return "prev"  # the seq follows (``follows`` said no: ``prev`` is not ``last_hash``)
 
 
 def link_problem(before: tuple[int, str] | None, seq: int, prev: str) -> str | None:
@@ -40,4 +50,4 @@ def link_problem(before: tuple[int, str] | None, seq: int, prev: str) -> str | N
     return f"{missing} missing: deleted from the stream"
 
 
-__all__ = ["GENESIS_PREV", "Link", "link", "link_problem"]
+__all__ = ["GENESIS_PREV", "Link", "follows", "link", "link_problem"]

@@ -64,8 +64,8 @@ from typing import Any
 
 import orjson
 
-from ledger.canonical import GENESIS_PREV, canonical_json, event_hash
-from ledger.chain import link, link_problem
+from ledger.canonical import canonical_json, event_hash
+from ledger.chain import follows, link, link_problem
 from ledger.events import BODY_FIELDS, EventError, parse_event
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.keys import verify_signature, verify_signatures
@@ -382,7 +382,7 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
             # Most streams start here: check the genesis link now and only tell the parent
             # the stream started (it must not have been seen in an earlier range).
             starts.append((stream, nid))
-            if prev != GENESIS_PREV:  # ``link``'s "ok" for seq 1, asked here: its wording only for a problem
+            if not follows(None, 1, prev):  # the wording only for a problem
                 problem = _chain_problem(None, 1, prev)
                 if problem:
                     problems.append(problem)
@@ -390,7 +390,7 @@ def _check_range(bounds: tuple[int, int]) -> RangeResult:
         else:
             if before is None:
                 first[stream] = (seq, prev, nid)
-            elif seq != before[0] + 1 or prev != before[1]:  # ``link``'s "ok", asked here
+            elif not follows(before, seq, prev):
                 problem = _chain_problem(before, seq, prev)
                 if problem:
                     problems.append(problem)

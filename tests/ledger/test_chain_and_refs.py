@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.chain import GENESIS_PREV, link, link_problem
+from ledger.chain import GENESIS_PREV, follows, link, link_problem
 from ledger.refs import event_ref, parse_ref
 from ledger.timeutil import earlier_utc, gaming_day, parse_utc, parse_utc_trusted
 
@@ -22,9 +22,12 @@ H1, H2 = "a" * 64, "b" * 64
     ((3, H1), 3, H1, "repeat"),
     ((3, H1), 2, H1, "repeat"),
     ((3, H1), 6, H1, "gap"),
+    ((3, H1), 4, H1, "ok"),
+    (None, 0, GENESIS_PREV, "repeat"),
 ])
 def test_link(before: tuple[int, str] | None, seq: int, prev: str, want: str) -> None:
     assert link(before, seq, prev) == want
+    assert follows(before, seq, prev) is (want == "ok")  # verify's question of every row, the same rule
 
 
 def test_the_verifier_wording_names_what_is_missing_or_out_of_order() -> None:
