@@ -66,7 +66,7 @@ import orjson
 
 from ledger.canonical import canonical_json, event_hash
 from ledger.chain import follows, link, link_problem
-from ledger.events import BODY_FIELDS, EventError, parse_event
+from ledger.events import BODY_FIELDS, EventError, SignedEvent, event_from_stored, parse_event, signed_event
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.keys import verify_signature, verify_signatures
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
@@ -259,17 +259,22 @@ def scope_problem_at(entry: KeyEntry | None, stream: str, payload: Any, at: str,
 
 def _check_row(stream: str, seq: int, kind: str, state: bytes, ring: KeyRing, deep: bool,
                problems: list[tuple[str, str]], nid: int = 0, opens: dict[str, str] | None = None,
-               deferred: list[tuple[str, int, int, str, str]] | None = None, sig_ok: bool | None = None
-               ) -> tuple[str, str]:
+               deferred: list[tuple[str, int, int, str, str]] | None = None, sig_ok: bool | None = None,
+               decoded: Any = None) -> tuple[str, str]:
     """Check one stored event; append its problems; return (claimed hash, prev). A round
     event whose round.open is not in ``opens`` (this range's) goes to ``deferred``.
     ``sig_ok``: the signature's verdict when the caller checked it already (over the
-    claimed hash, by the key ring's key of the row's ``key_id``: ``RowJudge.prepare``)."""
-    try:
-        d = orjson.loads(state)
-    except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
-        problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
-        return "", ""
+    claimed hash, by the key ring's key of the row's ``key_id``: ``RowJudge.prepare``).
+    ``decoded``: ``orjson.loads(state)`` when the caller has it already (``RowJudge``),
+    which this takes ``hash`` and ``sig`` out of."""
+    if decoded is not None:
+        d = decoded
+    else:
+        try:
+            d = orjson.loads(state)
+        except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
+            problems.append(("row", f"stored bytes are not a pitboss event ({exc})"))
+            return "", ""
     try:
         canonical = canonical_json(d) == state  # the whole event, before hash and sig are taken out
     except (ValueError, TypeError):
@@ -694,6 +699,9 @@ class RowJudge:
         self.refused: list[tuple[int, str]] = []
         self._problems: list[tuple[str, str]] = []
         self._pre: dict[int, int] = {}
+        self._decoded: dict[int, dict[str, Any]] = {}
+        """Each prepared row's JSON, decoded once for its signature job, its checks and its
+        event (``event``): a chunk's worth at most (``prepare`` starts afresh)."""
         self._verdict: Callable[[int], bool] = lambda i: False
 
     def prepare(self, rows: Sequence[tuple[int, str, int, str, bytes]]) -> None:
@@ -701,25 +709,54 @@ class RowJudge:
         (``ledger.keys.verify_signatures``), while the caller applies them in order."""
         jobs: list[tuple[bytes, bytes, bytes]] = []
         self._pre = {}
+        self._decoded = decoded = {}
+        job_for = self.ring.job_for
         for nid, stream, _, _, state in rows:
-            job = None if stream == KEYRING_STREAM else self.ring.signature_job(state)
+            if stream == KEYRING_STREAM:
+                continue
+            try:
+                d = orjson.loads(state)
+                job = job_for(d["key_id"], d["sig"], d["hash"])
+            except (ValueError, KeyError, TypeError):  # not such an event: ``_check_row`` names why, in its turn
+                continue
+            decoded[nid] = d
             if job is not None:
                 self._pre[nid] = len(jobs)
                 jobs.append(job)
         self._verdict = verify_signatures(jobs, ahead=READ_AHEAD)  # asked for in order, in ``__call__``
 
     def __call__(self, nid: int, stream: str, seq: int, kind: str, state: bytes) -> bool:
+        """Whether the row counts."""
+        return stream == KEYRING_STREAM or self._judge(nid, stream, seq, kind, state) is not None
+
+    def event(self, nid: int, stream: str, seq: int, kind: str, state: bytes) -> SignedEvent | None:
+        """The row's event if it counts, else None: built from the JSON its checks decoded
+        (``event_from_stored`` would decode the row again)."""
         if stream == KEYRING_STREAM:
-            return True  # rebuilt and checked in order by _keyring
+            return event_from_stored(state)  # rebuilt and checked in order by _keyring
+        d = self._judge(nid, stream, seq, kind, state)
+        return None if d is None else signed_event(d)
+
+    def _judge(self, nid: int, stream: str, seq: int, kind: str, state: bytes) -> dict[str, Any] | None:
+        """The row's JSON, whole, if it counts (its checks pass), else None, its reasons in ``refused``."""
         pre = self._pre.pop(nid, None)
-        _check_row(stream, seq, kind, state, self.ring, False, self._problems, nid, self.opens, None,
-                   self._verdict(pre) if pre is not None else None)
+        d = self._decoded.pop(nid, None)
+        if d is None:
+            try:
+                d = orjson.loads(state)
+            except ValueError:
+                d = None  # ``_check_row`` decodes it again to name why
+        sig = d.get("sig") if type(d) is dict else None
+        claimed, _ = _check_row(stream, seq, kind, state, self.ring, False, self._problems, nid, self.opens, None,
+                                self._verdict(pre) if pre is not None else None, d)
         self._problems[:] = [(c, r) for c, r in self._problems if not revoked_later(c, r)]
         if self._problems:
             self.refused.append((nid, f"{stream} seq {seq}: " + "; ".join(f"{c}: {r}" for c, r in self._problems)))
             self._problems.clear()
-            return False
-        return True
+            return None
+        assert d is not None  # a row whose JSON does not decode has a problem
+        d["hash"], d["sig"] = claimed, sig  # what ``_check_row`` took out
+        return d
 
 
 class _IdScan:

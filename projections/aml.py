@@ -372,5 +372,6 @@ def scan_store(store: Store, config: AmlConfig | None = None,
     if accept is None:
         from ledger.verify import RowJudge
 
-        accept = RowJudge(store)
+        judge = RowJudge(store)  # each row decoded once, for its checks and its event
+        return scan((ev for ev in (judge.event(*r) for r in store.rows()) if ev is not None), Context(store), config)
     return scan((event_from_stored(r.state) for r in store.rows() if accept(*r)), Context(store), config)

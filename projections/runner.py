@@ -296,6 +296,7 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
 
         accept = RowJudge(store)
     applier = Applier(vstore, names, ctx, observe, store)
+    event: Callable[[int, str, int, str, bytes], SignedEvent | None] | None = getattr(accept, "event", None)
     top = store.max_notification_id()
     lo = (applier.low if applier.views else top) + 1
     written = 0
@@ -305,9 +306,15 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
         prepare = getattr(accept, "prepare", None)
         if prepare is not None:  # the chunk's signatures checked on all cores while it is applied
             prepare(rows)
-        for row in rows:
-            if accept(*row):
-                applier.feed(row.notification_id, event_from_stored(row.state))
+        if event is not None:  # the judge's own decoding of each row that counts
+            for row in rows:
+                ev = event(*row)
+                if ev is not None:
+                    applier.feed(row.notification_id, ev)
+        else:
+            for row in rows:
+                if accept(*row):
+                    applier.feed(row.notification_id, event_from_stored(row.state))
         applier.flush(hi)
         written += 1
         if progress:

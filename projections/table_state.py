@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.events import EventError, event_from_stored
+from ledger.events import EventError
 from ledger.games import described
 from ledger.judges import JUDGES, World
 from ledger.judges.equipment import EQUIPMENT_TYPES, Equipment
@@ -49,10 +49,10 @@ def table_state(store: Store, table: str, at: str | None = None, seq: int | None
     for row in store.rows():
         if stop_after_row is not None and row.notification_id > stop_after_row:
             break
-        if not judge(*row):
+        ev = judge.event(*row)
+        if ev is None:
             problems.append(f"not counted (its own checks fail): {judge.refused[-1][1]}")
             continue
-        ev = event_from_stored(row.state)
         if until is not None and parse_utc(ev.at) > until:  # by instant: one time has several spellings
             continue
         if ev.stream == stream:

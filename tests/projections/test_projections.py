@@ -14,8 +14,10 @@ from pathlib import Path
 
 from ledger.events import event_from_stored
 from ledger.sim.sample import write_sample_batch
+from ledger.verify import RowJudge
 from projections.runner import ViewStore, catch_up, rebuild
 from projections.views import ACCOUNT_COLUMNS, account_balance
+from tests.conftest import execute_sql
 from tests.helpers import ROOT, ingest
 
 
@@ -165,3 +167,53 @@ def test_a_rebuild_walks_each_round_from_the_rows_it_reads_with_no_query_per_rou
         catch_up(ledger.store, vs, chunk=close - 1)
         assert reads and all(r.startswith("round:") for r in reads)
         assert _all_rows(vs) == whole
+
+
+def test_issue_14_point_3_rows_changed_behind_ingests_back_count_for_nothing_in_a_rebuild(  # type: ignore[no-untyped-def]
+        ledger, tmp_path: Path) -> None:
+    """Issue 14 point 3 (a row counts only if it is what a key allowed to write it signed),
+    read side: one deposit's amount raised in its stored bytes (its hash no longer
+    matches) and another's signature swapped for a third row's (its hash matches, its
+    signature does not) are refused by ``RowJudge`` with or without ``prepare``, and a
+    rebuild counts neither; every other row's event is the one ``event_from_stored``
+    reads (issue 16 point 4: the judge's one decoding serves the checks and the event)."""
+    _fill(ledger, 20, tmp_path)
+    with ViewStore(ledger.store.url) as vs:
+        catch_up(ledger.store, vs)
+        before = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
+                  for a, _, *values in vs.rows("accounts")["accounts"]}
+    deposits = [r for r in ledger.store.rows() if r.kind == "cash.deposit.v1"]
+    raised, swapped = deposits[0], deposits[1]
+    donor = next(r for r in ledger.store.rows() if r.stream.startswith("round:"))
+    col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    table = ledger.store.events_table
+    amount = event_from_stored(raised.state).payload["amount"]
+    forged = raised.state.replace(f'"amount":{amount},'.encode(), f'"amount":{amount + 1_000_000},'.encode(), 1)
+    assert forged != raised.state
+    execute_sql(ledger.store, f"UPDATE {table} SET state=? WHERE {col}=?", (forged, raised.notification_id))
+    sig, other = event_from_stored(swapped.state).sig, event_from_stored(donor.state).sig
+    execute_sql(ledger.store, f"UPDATE {table} SET state=? WHERE {col}=?",
+                (swapped.state.replace(sig.encode(), other.encode()), swapped.notification_id))
+    bad = {raised.notification_id, swapped.notification_id}
+    rows = list(ledger.store.rows())
+    for prepared in (False, True):
+        judge = RowJudge(ledger.store)
+        if prepared:
+            judge.prepare(rows)
+        for row in rows:
+            ev = judge.event(*row)
+            assert (ev is None) == (row.notification_id in bad), (prepared, row.stream, row.seq)
+            if ev is not None:
+                read = event_from_stored(row.state)
+                assert ev == read and (ev.hash, ev.sig, ev.payload) == (read.hash, read.sig, read.payload)
+        assert [(nid, why.split(": ")[1]) for nid, why in judge.refused] == [
+            (raised.notification_id, "hash"), (swapped.notification_id, "signature")], judge.refused
+    lost: dict[str, int] = {}
+    for row in (raised, swapped):
+        ev = event_from_stored(row.state)
+        lost[ev.stream[8:]] = lost.get(ev.stream[8:], 0) + ev.payload["amount"]
+    with ViewStore(ledger.store.url) as vs:
+        rebuild(ledger.store, vs)
+        after = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
+                 for a, _, *values in vs.rows("accounts")["accounts"]}
+    assert after == {a: b - lost.get(a, 0) for a, b in before.items()}
