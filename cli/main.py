@@ -55,6 +55,12 @@ def _load_runtime() -> None:
 
     g = globals()
     if "Store" not in g:
+        # No third-party pydantic plugin: any package installed beside pitboss may declare
+        # one (an entry point of the "pydantic" group), which pydantic would import and
+        # hook into every validation of an event, code nobody asked pitboss to run: the
+        # verdicts are pitboss's and pydantic's alone. (Not for speed: looking for them
+        # costs about 1% of importing the ledger, by instruction count.)
+        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
         collecting = gc.isenabled()  # not ledger.collector.paused: importing it imports the ledger, unpaused
         gc.disable()
         try:

@@ -13,6 +13,7 @@ import click
 import pytest
 
 from cli.main import EXIT_CODES, ROLE_NAMES, SUMMARIES, main
+from tests.helpers import ROOT
 
 EXE = str(Path(sys.executable).with_name("pitboss"))
 
@@ -269,3 +270,33 @@ def _rounds_on(pg_url: str, tmp_path: Path) -> None:
     player = page["rounds"][0]["players"][0]["player"]
     mine = json.loads(_run(["rounds", "--json", "--player", player, "--limit", "1000"], tmp_path, env).stdout)
     assert mine["total"] >= 1 and all(player in {p["player"] for p in r["players"]} for r in mine["rounds"])
+
+
+def test_a_pydantic_plugin_installed_beside_pitboss_is_never_loaded(tmp_path: Path) -> None:
+    """Any package in the environment may declare a pydantic plugin (an entry point of the
+    "pydantic" group), which pydantic imports on the first schema it builds and hooks into
+    every validation after it. pitboss's commands load none: the verdicts on events are
+    pitboss's and pydantic's alone. The control: a plain pydantic program in the same
+    environment loads it."""
+    site = tmp_path / "site"
+    info = site / "sneaky_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sneaky-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nsneaky = sneaky_plugin:plugin\n")
+    marker = tmp_path / "loaded"
+    (site / "sneaky_plugin.py").write_text(
+        f"open({str(marker)!r}, 'a').write('loaded')\n"
+        "class Plugin:\n"
+        "    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\n"
+        "plugin = Plugin()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    subprocess.run([sys.executable, "-c", "import pydantic\nclass M(pydantic.BaseModel):\n    x: int\nM(x=1)"],
+                   env=env, check=True)
+    assert marker.read_text() == "loaded"
+    marker.unlink()
+    res = subprocess.run([sys.executable, "-m", "cli.main", "--db", f"sqlite:///{tmp_path / 'none.db'}", "verify",
+                          "--json"], env=env, capture_output=True, text=True)
+    assert res.returncode == 2 and json.loads(res.stdout)["ok"] is False, res.stdout + res.stderr
+    assert not marker.exists()
