@@ -55,7 +55,7 @@ import sys
 import time
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -757,6 +757,23 @@ class RowJudge:
         assert d is not None  # a row whose JSON does not decode has a problem
         d["hash"], d["sig"] = claimed, sig  # what ``_check_row`` took out
         return d
+
+
+def counted(rows: Iterable[tuple[int, str, int, str, bytes]], accept: Callable[[int, str, int, str, bytes], bool]
+            ) -> Iterator[tuple[int, SignedEvent]]:
+    """(notification id, event) of each row that ``accept`` counts, in order: decoded by
+    the judge itself where it hands events back (``RowJudge.event``: once a row), else
+    after it (``event_from_stored``)."""
+    event = getattr(accept, "event", None)
+    if event is not None:
+        for row in rows:
+            ev = event(*row)
+            if ev is not None:
+                yield row[0], ev
+    else:
+        for row in rows:
+            if accept(*row):
+                yield row[0], event_from_stored(row[4])
 
 
 class _IdScan:

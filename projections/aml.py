@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ledger.events import SignedEvent, event_from_stored
+from ledger.events import SignedEvent
 from ledger.refs import event_ref
 from ledger.store import Store
 from ledger.timeutil import gaming_day, parse_utc, parse_utc_trusted
@@ -369,9 +369,6 @@ def scan_store(store: Store, config: AmlConfig | None = None,
                accept: Callable[[int, str, int, str, bytes], bool] | None = None) -> list[Flag]:
     """Flags from the events that count (issue 14 point 3): ``accept`` says which rows do;
     by default each row's own hash, signature and key are checked (``ledger.verify.RowJudge``)."""
-    if accept is None:
-        from ledger.verify import RowJudge
+    from ledger.verify import RowJudge, counted
 
-        judge = RowJudge(store)  # each row decoded once, for its checks and its event
-        return scan((ev for ev in (judge.event(*r) for r in store.rows()) if ev is not None), Context(store), config)
-    return scan((event_from_stored(r.state) for r in store.rows() if accept(*r)), Context(store), config)
+    return scan((ev for _, ev in counted(store.rows(), accept or RowJudge(store))), Context(store), config)

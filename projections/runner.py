@@ -25,7 +25,7 @@ from typing import Any
 
 from eventsourcing.persistence import Tracking
 
-from ledger.events import SignedEvent, event_from_stored
+from ledger.events import SignedEvent
 from ledger.judges.round import CONFIG_KINDS, walk
 from ledger.store import DatabaseURL, Store
 from projections.views import VIEWS, Add, Context, Put, View
@@ -291,12 +291,11 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
     hash and key are checked (``ledger.verify.RowJudge``) and a row that fails is skipped.
     ``ctx``: the views' context, to share its derivation of each closed round with ``observe``.
     """
-    if accept is None:
-        from ledger.verify import RowJudge
+    from ledger.verify import RowJudge, counted
 
+    if accept is None:
         accept = RowJudge(store)
     applier = Applier(vstore, names, ctx, observe, store)
-    event: Callable[[int, str, int, str, bytes], SignedEvent | None] | None = getattr(accept, "event", None)
     top = store.max_notification_id()
     lo = (applier.low if applier.views else top) + 1
     written = 0
@@ -306,15 +305,8 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
         prepare = getattr(accept, "prepare", None)
         if prepare is not None:  # the chunk's signatures checked on all cores while it is applied
             prepare(rows)
-        if event is not None:  # the judge's own decoding of each row that counts
-            for row in rows:
-                ev = event(*row)
-                if ev is not None:
-                    applier.feed(row.notification_id, ev)
-        else:
-            for row in rows:
-                if accept(*row):
-                    applier.feed(row.notification_id, event_from_stored(row.state))
+        for nid, ev in counted(rows, accept):
+            applier.feed(nid, ev)
         applier.flush(hi)
         written += 1
         if progress:
