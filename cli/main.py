@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from cli import EXIT_INTERRUPTED
+from cli import interrupted as _interrupted
+
 if TYPE_CHECKING:
     from eventsourcing.persistence import PersistenceError
 
@@ -72,7 +75,7 @@ def _load_runtime() -> None:
         gc.freeze()
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CONFLICT, EXIT_STORE = 0, 1, 2, 3, 4
-EXIT_UNVERIFIED, EXIT_NOTHING, EXIT_INTERNAL, EXIT_INTERRUPTED = 5, 6, 70, 130
+EXIT_UNVERIFIED, EXIT_NOTHING, EXIT_INTERNAL = 5, 6, 70
 EXIT_CODES = (
     (EXIT_OK, "OK / RECONCILED / stored: the check was made, completely, against the roots you pinned"),
     (EXIT_FAILED, "FAILED / NOT RECONCILED / refused: a check found a problem (each one is listed)"),
@@ -1708,16 +1711,6 @@ def _command(as_json: bool) -> None:
         at = f" at {Path(where.tb_frame.f_code.co_filename).name}:{where.tb_lineno}" if where else ""
         _fail(as_json, f"internal error{at}: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
     sys.exit(EXIT_OK)
-
-
-def _interrupted(as_json: bool) -> NoReturn:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
-    if as_json:
-        click.echo(json.dumps({"ok": False, "interrupted": True, "exit_code": EXIT_INTERRUPTED}))
-    click.echo("pitboss: interrupted; nothing half-written (each batch is all or nothing)", err=True)
-    sys.exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":  # pragma: no cover
