@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ledger.events import event_from_stored
 from ledger.sim.sample import write_sample_batch
 from ledger.verify import RowJudge
@@ -212,6 +214,49 @@ def test_issue_14_point_3_rows_changed_behind_ingests_back_count_for_nothing_in_
     for row in (raised, swapped):
         ev = event_from_stored(row.state)
         lost[ev.stream[8:]] = lost.get(ev.stream[8:], 0) + ev.payload["amount"]
+    with ViewStore(ledger.store.url) as vs:
+        rebuild(ledger.store, vs)
+        after = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
+                 for a, _, *values in vs.rows("accounts")["accounts"]}
+    assert after == {a: b - lost.get(a, 0) for a, b in before.items()}
+
+
+@pytest.mark.parametrize("junk", [(b"not json {", b"\xff\xfe\x00 not utf-8"),
+                                  (b"[1, 2, 3]", b'{"kind": "cash.deposit.v1", "payload": {}}')],
+                         ids=["not-json", "no-signed-object"])
+def test_issue_14_point_3_rows_that_are_no_event_at_all_are_refused_by_name_and_a_rebuild_goes_on(  # type: ignore[no-untyped-def]
+        ledger, tmp_path: Path, junk: tuple[bytes, bytes]) -> None:
+    """Issue 14 point 3, read side, for rows whose bytes are no signed event at all
+    (written behind ingest's back, which only stores events it parsed): not JSON, not
+    UTF-8, JSON that is no object, an object without a key, hash or signature. The judge
+    (with and without ``prepare``, whose decoding catches them first) refuses each in its
+    turn with a reason; a rebuild neither stops nor counts them, and counts every other row."""
+    _fill(ledger, 12, tmp_path)
+    with ViewStore(ledger.store.url) as vs:
+        catch_up(ledger.store, vs)
+        before = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
+                  for a, _, *values in vs.rows("accounts")["accounts"]}
+    deposits = [r for r in ledger.store.rows() if r.kind == "cash.deposit.v1"]
+    assert len(deposits) >= len(junk)
+    col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
+    lost: dict[str, int] = {}
+    for row, state in zip(deposits, junk, strict=False):
+        ev = event_from_stored(row.state)
+        lost[ev.stream[8:]] = lost.get(ev.stream[8:], 0) + ev.payload["amount"]
+        execute_sql(ledger.store, f"UPDATE {ledger.store.events_table} SET state=? WHERE {col}=?",
+                    (state, row.notification_id))
+    bad = [r.notification_id for r in deposits[:len(junk)]]
+    rows = list(ledger.store.rows())
+    for prepared in (False, True):
+        judge = RowJudge(ledger.store)
+        if prepared:
+            judge.prepare(rows)
+        counted = [row.notification_id for row in rows if judge.event(*row) is not None]
+        assert sorted(set(r.notification_id for r in rows) - set(counted)) == sorted(bad), prepared
+        assert [nid for nid, _ in judge.refused] == bad, judge.refused
+        streams = {r.notification_id: f"{r.stream} seq {r.seq}: " for r in deposits}
+        for nid, why in judge.refused:
+            assert why.startswith(streams[nid]) and why.split(": ")[-1].strip(), why  # stream seq N: check: reason
     with ViewStore(ledger.store.url) as vs:
         rebuild(ledger.store, vs)
         after = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
