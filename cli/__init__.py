@@ -1,7 +1,7 @@
 """pitboss command line: thin click commands over ``ledger`` and ``projections``.
 
 ``run`` is the console script's entry point. It lives here, in a module that imports
-nothing but the standard library's ``sys`` and ``signal``, so that a Ctrl-C while the
+only the standard library's ``sys`` and ``typing`` (``signal`` when it answers), so that a Ctrl-C while the
 commands themselves are still being imported (click, then the ledger: a tenth of a second
 or more) is answered like a Ctrl-C anywhere else, one line and exit 130 (issue 14 point 5),
 not with a traceback of the import. Before this module runs, the interpreter's own start-up

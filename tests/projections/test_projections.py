@@ -16,6 +16,7 @@ import pytest
 
 from ledger.events import event_from_stored
 from ledger.sim.sample import write_sample_batch
+from ledger.store import Row
 from ledger.verify import RowJudge
 from projections.runner import ViewStore, catch_up, rebuild
 from projections.views import ACCOUNT_COLUMNS, account_balance
@@ -31,6 +32,21 @@ def _fill(ledger, rounds: int, tmp: Path, name: str = "b") -> None:  # type: ign
 
 def _all_rows(vs: ViewStore) -> dict[str, object]:
     return {n: vs.rows(n) for n in vs.views}
+
+
+def _balances(vs: ViewStore) -> dict[str, int]:
+    """Each account's balance as the accounts view holds it."""
+    return {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
+            for a, _, *values in vs.rows("accounts")["accounts"]}
+
+
+def _deposits_lost(rows: list[Row]) -> dict[str, int]:
+    """What each account loses when these deposit rows (as stored before tampering) count for nothing."""
+    lost: dict[str, int] = {}
+    for row in rows:
+        ev = event_from_stored(row.state)
+        lost[ev.stream[8:]] = lost.get(ev.stream[8:], 0) + ev.payload["amount"]
+    return lost
 
 
 def test_incremental_runs_equal_a_rebuild_from_zero(ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -70,8 +86,7 @@ def test_balances_equal_the_events_summed_directly(ledger, tmp_path: Path) -> No
             expected[player] = expected.get(player, 0) + p["paid"] - staked
     with ViewStore(ledger.store.url) as vs:
         catch_up(ledger.store, vs)
-        got = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
-               for a, _, *values in vs.rows("accounts")["accounts"]}
+        got = _balances(vs)
         tables = vs.rows("tables")["tables"]
     assert got == expected
     house = sum(row[-1] for row in tables)
@@ -182,8 +197,7 @@ def test_issue_14_point_3_rows_changed_behind_ingests_back_count_for_nothing_in_
     _fill(ledger, 20, tmp_path)
     with ViewStore(ledger.store.url) as vs:
         catch_up(ledger.store, vs)
-        before = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
-                  for a, _, *values in vs.rows("accounts")["accounts"]}
+        before = _balances(vs)
     deposits = [r for r in ledger.store.rows() if r.kind == "cash.deposit.v1"]
     raised, swapped = deposits[0], deposits[1]
     donor = next(r for r in ledger.store.rows() if r.stream.startswith("round:"))
@@ -210,14 +224,10 @@ def test_issue_14_point_3_rows_changed_behind_ingests_back_count_for_nothing_in_
                 assert ev == read and (ev.hash, ev.sig, ev.payload) == (read.hash, read.sig, read.payload)
         assert [(nid, why.split(": ")[1]) for nid, why in judge.refused] == [
             (raised.notification_id, "hash"), (swapped.notification_id, "signature")], judge.refused
-    lost: dict[str, int] = {}
-    for row in (raised, swapped):
-        ev = event_from_stored(row.state)
-        lost[ev.stream[8:]] = lost.get(ev.stream[8:], 0) + ev.payload["amount"]
+    lost = _deposits_lost([raised, swapped])
     with ViewStore(ledger.store.url) as vs:
         rebuild(ledger.store, vs)
-        after = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
-                 for a, _, *values in vs.rows("accounts")["accounts"]}
+        after = _balances(vs)
     assert after == {a: b - lost.get(a, 0) for a, b in before.items()}
 
 
@@ -234,19 +244,17 @@ def test_issue_14_point_3_rows_that_are_no_event_at_all_are_refused_by_name_and_
     _fill(ledger, 12, tmp_path)
     with ViewStore(ledger.store.url) as vs:
         catch_up(ledger.store, vs)
-        before = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
-                  for a, _, *values in vs.rows("accounts")["accounts"]}
+        before = _balances(vs)
     deposits = [r for r in ledger.store.rows() if r.kind == "cash.deposit.v1"]
     assert len(deposits) >= len(junk)
     col = "rowid" if ledger.store.url.backend == "sqlite" else "notification_id"
-    lost: dict[str, int] = {}
+    lost = _deposits_lost(deposits[:len(junk)])
     for row, state in zip(deposits, junk, strict=False):
-        ev = event_from_stored(row.state)
-        lost[ev.stream[8:]] = lost.get(ev.stream[8:], 0) + ev.payload["amount"]
         execute_sql(ledger.store, f"UPDATE {ledger.store.events_table} SET state=? WHERE {col}=?",
                     (state, row.notification_id))
     bad = [r.notification_id for r in deposits[:len(junk)]]
     rows = list(ledger.store.rows())
+    streams = {r.notification_id: f"{r.stream} seq {r.seq}: " for r in deposits}
     for prepared in (False, True):
         judge = RowJudge(ledger.store)
         if prepared:
@@ -254,11 +262,9 @@ def test_issue_14_point_3_rows_that_are_no_event_at_all_are_refused_by_name_and_
         counted = [row.notification_id for row in rows if judge.event(*row) is not None]
         assert sorted(set(r.notification_id for r in rows) - set(counted)) == sorted(bad), prepared
         assert [nid for nid, _ in judge.refused] == bad, judge.refused
-        streams = {r.notification_id: f"{r.stream} seq {r.seq}: " for r in deposits}
         for nid, why in judge.refused:
             assert why.startswith(streams[nid]) and why.split(": ")[-1].strip(), why  # stream seq N: check: reason
     with ViewStore(ledger.store.url) as vs:
         rebuild(ledger.store, vs)
-        after = {a: account_balance(dict(zip(ACCOUNT_COLUMNS, values, strict=True)))
-                 for a, _, *values in vs.rows("accounts")["accounts"]}
+        after = _balances(vs)
     assert after == {a: b - lost.get(a, 0) for a, b in before.items()}
