@@ -4,8 +4,12 @@ same run on the same machine, and its ratio against the goal.
     python benchmarks/run.py [--quick] [--memory] --json
 
 Baselines are the fastest way this machine does the same work:
-- libsodium: bare Ed25519 verification through PyNaCl's ``crypto_sign_open`` (its fastest
-  entry point) on one thread and on ``cores`` threads (libsodium releases the GIL, so
+- libsodium: bare Ed25519 verification through the fastest of ``SODIUM_ENTRIES`` on this
+  machine (PyNaCl's copy of libsodium through its public ``crypto_sign_open`` or straight
+  through its cffi module, or the machine's own libsodium where it has one: a
+  distribution's build was 9-10% faster than PyNaCl's here; ``pick_libsodium``, printed
+  under ``libsodium`` with the library pitboss itself checks with) on one thread and on
+  ``cores`` threads (libsodium releases the GIL, so
   threads scale; "all cores" is the larger of that and cores x one thread); measured in
   adjacent pairs around each verify run and each quarter of each ingest run
   (``_ingest_paired``), the ratio being the median of the pairs', since this shared 2-core
@@ -58,7 +62,7 @@ from ledger.games.baccarat import coup_events  # noqa: E402
 from ledger.games.cards import deck  # noqa: E402
 from ledger.house import PublicDir, create_key, init_ledger  # noqa: E402
 from ledger.ingest import ingest_lines  # noqa: E402
-from ledger.keys import KeyDirectory  # noqa: E402
+from ledger.keys import KeyDirectory, libsodium_in_use, system_libsodium  # noqa: E402
 from ledger.producer import BatchBuilder  # noqa: E402
 from ledger.store import DatabaseURL, Store  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402
@@ -165,36 +169,92 @@ def _baseline_recorder_insert(env: dict[str, str], rows: list[list[StoredEvent]]
         app.close()
 
 
-def _sodium_jobs() -> list[bytes]:
+def _sodium_jobs() -> tuple[bytes, list[bytes], list[bytes], list[bytes]]:
+    """(key, 64 signed messages as sig || message, their signatures, their messages):
+    32-byte messages, as an event hash, split beforehand for the entry points that take
+    signature and message apart."""
     from nacl.bindings import crypto_sign, crypto_sign_keypair
 
     pk, sk = crypto_sign_keypair()
-    return [pk] + [crypto_sign(os.urandom(32), sk) for _ in range(64)]  # 32-byte messages, as an event hash
+    signed = [crypto_sign(os.urandom(32), sk) for _ in range(64)]
+    return pk, signed, [s[:64] for s in signed], [s[64:] for s in signed]
 
 
-def _sodium_loop(n: int, jobs: list[bytes]) -> None:
-    from nacl.bindings import crypto_sign_open  # the fastest entry point PyNaCl exposes
+def _loop_pynacl(n: int, jobs: tuple[bytes, list[bytes], list[bytes], list[bytes]]) -> None:
+    """PyNaCl's public ``crypto_sign_open`` (its own copy of libsodium)."""
+    from nacl.bindings import crypto_sign_open
 
-    pk, signed = jobs[0], jobs[1:]
+    pk, signed = jobs[0], jobs[1]
     for i in range(n):
         crypto_sign_open(signed[i & 63], pk)
+
+
+def _loop_pynacl_cffi(n: int, jobs: tuple[bytes, list[bytes], list[bytes], list[bytes]]) -> None:
+    """The same copy's C ``crypto_sign_open`` through PyNaCl's cffi module, its output buffers
+    made once: no wrapper, no allocation and no copy a call."""
+    from nacl._sodium import ffi, lib
+
+    f, m, mlen = lib.crypto_sign_open, ffi.new("unsigned char[]", 96), ffi.new("unsigned long long *")
+    pk, signed = jobs[0], jobs[1]
+    for i in range(n):
+        if f(m, mlen, signed[i & 63], 96, pk):
+            raise AssertionError("a good signature refused")
+
+
+def _loop_system(n: int, jobs: tuple[bytes, list[bytes], list[bytes], list[bytes]]) -> None:
+    """The machine's own libsodium's ``crypto_sign_verify_detached`` through ctypes
+    (``ledger.keys.system_libsodium``: found, 1.0.18 or later, self-tested)."""
+    f = system_libsodium()
+    pk, sigs, msgs = jobs[0], jobs[2], jobs[3]
+    for i in range(n):
+        if f(sigs[i & 63], msgs[i & 63], 32, pk):
+            raise AssertionError("a good signature refused")
+
+
+SODIUM_ENTRIES: dict[str, Any] = {"pynacl": _loop_pynacl, "pynacl_cffi": _loop_pynacl_cffi, "system": _loop_system}
+"""Every way this machine has to check an Ed25519 signature with libsodium: PyNaCl's copy
+through its public function and through its C function, and the machine's own libsodium
+where it has one (``ledger.keys.system_libsodium``)."""
+_sodium_loop = _loop_pynacl
+"""The fastest of ``SODIUM_ENTRIES`` on this machine (``pick_libsodium``): every libsodium
+figure of the run is made with it."""
+
+
+def pick_libsodium(n: int = 10_000, rounds: int = 3) -> dict[str, Any]:
+    """Each available entry point on one core, alternated ``rounds`` times, best of each;
+    the fastest becomes ``_sodium_loop`` for the whole run."""
+    global _sodium_loop
+    entries = {k: f for k, f in SODIUM_ENTRIES.items() if k != "system" or system_libsodium() is not None}
+    jobs = _sodium_jobs()
+    best: dict[str, float] = dict.fromkeys(entries, 0.0)
+    gc.collect()
+    for _ in range(rounds):
+        for name, loop in entries.items():
+            started = time.perf_counter()
+            loop(n, jobs)
+            best[name] = max(best[name], n / (time.perf_counter() - started))
+    fastest = max(best, key=lambda k: best[k])
+    _sodium_loop = entries[fastest]
+    return {"entry_points_per_s_1core": {k: round(v) for k, v in best.items()}, "fastest": fastest,
+            "system_libsodium_absent": "system" not in entries}
 
 
 def bare_libsodium(n: int, threads: int) -> float:
     """Bare libsodium verifications per second over ``threads`` threads (libsodium releases
     the GIL: threads scale where a process pool's start-up and pickling do not)."""
     jobs = [_sodium_jobs() for _ in range(threads)]
+    loop = _sodium_loop
     per = n // threads
     gc.collect()
     if threads == 1:
         started = time.perf_counter()
-        _sodium_loop(per, jobs[0])
+        loop(per, jobs[0])
         return per / (time.perf_counter() - started)
     barrier = threading.Barrier(threads + 1)
 
-    def work(j: list[bytes]) -> None:
+    def work(j: tuple[bytes, list[bytes], list[bytes], list[bytes]]) -> None:
         barrier.wait()
-        _sodium_loop(per, j)
+        loop(per, j)
 
     ts = [threading.Thread(target=work, args=(j,)) for j in jobs]
     for t in ts:
@@ -339,6 +399,8 @@ def main() -> None:
             print(msg, file=sys.stderr)
 
     figures: dict[str, Any] = {}
+    note("choosing the fastest libsodium entry point on this machine ...")
+    out["libsodium"] = {**pick_libsodium(), "pitboss_checks_with": libsodium_in_use()}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         backends = [("sqlite", f"sqlite:///{tmp / 'ledger.db'}", f"sqlite:///{tmp / 'baseline.db'}")]

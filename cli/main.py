@@ -104,6 +104,7 @@ ENVIRONMENT = (
     ("PITBOSS_RETRIES, PITBOSS_BACKOFF, PITBOSS_MAX_SKEW", "ingest's --retries, --backoff, --max-skew"),
     ("PITBOSS_LOCK_TIMEOUT", "seconds a writer waits for PostgreSQL's writers' lock (default 30)"),
     ("PITBOSS_SQLITE_LOCK_TIMEOUT", "seconds a writer waits for a locked SQLite file (default 10)"),
+    ("PITBOSS_LIBSODIUM", "bundled: check signatures with PyNaCl's copy of libsodium, not the machine's own"),
 )
 JSON_HELP = "One JSON document on standard output (money in integer minor units)."
 _ENV_EPILOG = "\b\nEnvironment:\n" + "\n".join(f"  {n}: {m}" for n, m in ENVIRONMENT)

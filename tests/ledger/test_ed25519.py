@@ -13,6 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from cli.main import main
+from ledger import keys
 from ledger.keys import Signer, public_key_problem, verify_signature
 from tests.conftest import execute_sql
 from tests.helpers import ingest, make_producers, night_batch
@@ -44,6 +50,20 @@ RFC8032_VECTORS = [
      "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
      "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"),
 ]
+
+
+@pytest.fixture(params=["system", "bundled"])
+def libsodium(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each libsodium pitboss may check with (``ledger.keys._use_libsodium``): the machine's
+    own, where it has one, and PyNaCl's copy; the process's own choice put back after."""
+    if request.param == "system" and keys.system_libsodium() is None:
+        pytest.skip("this machine has no libsodium of its own (1.0.18 or later): only PyNaCl's copy ever judges here")
+    before = keys.libsodium_in_use()
+    keys._use_libsodium(request.param)
+    try:
+        yield request.param
+    finally:
+        keys._use_libsodium(before)
 
 
 def _seed(signer: Signer) -> bytes:
@@ -72,7 +92,7 @@ def non_canonical_s(sig: bytes) -> bytes:
 
 @pytest.mark.parametrize("secret,public,message,signature", RFC8032_VECTORS)
 def test_rfc8032_7_1_test_vectors_verify_and_any_changed_bit_does_not(secret: str, public: str, message: str,
-                                                                       signature: str) -> None:
+                                                                       signature: str, libsodium: str) -> None:
     pub, msg, sig = bytes.fromhex(public), bytes.fromhex(message), bytes.fromhex(signature)
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(secret))
     assert key.sign(msg) == sig  # the vectors as transcribed are RFC 8032's (signing is deterministic)
@@ -83,12 +103,12 @@ def test_rfc8032_7_1_test_vectors_verify_and_any_changed_bit_does_not(secret: st
     assert not verify_signature(pub, sig[:63], msg) and not verify_signature(pub[:31], sig, msg)
 
 
-def test_rfc8032_5_1_7_a_non_canonical_s_is_refused() -> None:
+def test_rfc8032_5_1_7_a_non_canonical_s_is_refused(libsodium: str) -> None:
     secret, public, message, signature = RFC8032_VECTORS[0]
     assert not verify_signature(bytes.fromhex(public), non_canonical_s(bytes.fromhex(signature)), bytes.fromhex(message))
 
 
-def test_libsodium_a_small_order_r_is_refused_though_the_equation_holds() -> None:
+def test_libsodium_a_small_order_r_is_refused_though_the_equation_holds(libsodium: str) -> None:
     signer = Signer.generate("dealer:x")
     msg = hashlib.sha256(b"an event").digest()
     forged = small_order_r_signature(_seed(signer), signer.public_key, msg)
@@ -98,13 +118,100 @@ def test_libsodium_a_small_order_r_is_refused_though_the_equation_holds() -> Non
 
 
 @pytest.mark.parametrize("key", [IDENTITY, ORDER_TWO], ids=["identity", "order-2"])
-def test_libsodium_a_small_order_key_verifies_nothing_and_cannot_be_registered(key: bytes) -> None:
+def test_libsodium_a_small_order_key_verifies_nothing_and_cannot_be_registered(key: bytes, libsodium: str) -> None:
     """With A of small order, R = identity and S = 0 satisfy [S]B = R + [k]A for every
     message when k*A is the identity: a key that "signs" anything."""
     for msg in (b"", b"withdraw 10000", bytes(32)):
         assert not verify_signature(key, IDENTITY + bytes(32), msg)
     assert public_key_problem(key) is not None
     assert public_key_problem(Signer.generate("x").public_key) is None
+
+
+P = 2**255 - 19
+SMALL_ORDER = [bytes(32), IDENTITY, ORDER_TWO,
+               bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+               bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+               (P).to_bytes(32, "little"), (P + 1).to_bytes(32, "little")]
+"""Encodings of points of small order (libsodium's list in ``ge25519_has_small_order``):
+y = 0 (order 4), y = 1 (order 1), y = -1 (order 2), two of order 8, and y = p and p + 1,
+the non-canonical spellings of 0 and 1; each also with the sign bit set (``_encodings``)."""
+
+
+def _encodings() -> list[bytes]:
+    out = []
+    for e in SMALL_ORDER:
+        out += [e, e[:31] + bytes([e[31] | 0x80])]
+    return out
+
+
+def _edge_cases() -> list[tuple[str, bytes, bytes, bytes]]:
+    """(name, key, signature, message): good signatures, each with bits changed, S + k*L,
+    R and A replaced by every small-order encoding, the "any message" signature under each
+    small-order key, a small-order R made by a real key, and keys that are not canonical."""
+    rng = random.Random(8032)
+    cases: list[tuple[str, bytes, bytes, bytes]] = []
+    for secret, public, message, signature in RFC8032_VECTORS:
+        pub, msg, sig = bytes.fromhex(public), bytes.fromhex(message), bytes.fromhex(signature)
+        cases.append(("rfc8032", pub, sig, msg))
+        for _ in range(40):
+            i = rng.randrange(64)
+            cases.append(("bit in sig", pub, sig[:i] + bytes([sig[i] ^ (1 << rng.randrange(8))]) + sig[i + 1:], msg))
+            j = rng.randrange(32)
+            cases.append(("bit in key", pub[:j] + bytes([pub[j] ^ (1 << rng.randrange(8))]) + pub[j + 1:], sig, msg))
+        s = int.from_bytes(sig[32:], "little")
+        for k in range(1, 16):
+            if s + k * L < 2**256:
+                cases.append((f"S + {k}L", pub, sig[:32] + (s + k * L).to_bytes(32, "little"), msg))
+        for e in _encodings():
+            cases.append(("small-order R", pub, e + sig[32:], msg))
+            cases.append(("small-order A", e, sig, msg))
+            cases.append(("any message", e, IDENTITY + bytes(32), msg))
+            cases.append(("any message, R spelled otherwise", e, e + bytes(32), msg))
+        y = int.from_bytes(pub, "little") & ((1 << 255) - 1)
+        if y + P < 2**255:
+            cases.append(("key y + p", (y + P).to_bytes(32, "little"), sig, msg))
+    signer = Signer.generate("dealer:x")
+    for n in range(20):
+        msg = hashlib.sha256(bytes([n])).digest()
+        cases.append(("signer", signer.public_key, signer.sign(msg), msg))
+        cases.append(("small-order R by the signer", signer.public_key,
+                      small_order_r_signature(_seed(signer), signer.public_key, msg), msg))
+    return cases
+
+
+def test_the_machines_libsodium_and_pynacls_judge_every_edge_case_alike() -> None:
+    """docs/spec.md, "Ed25519 acceptance rules": the machine's own libsodium, which pitboss
+    prefers where it has one (faster), and PyNaCl's copy must give the same verdict on
+    every edge case the rules name, so the library a verifier happens to load never
+    changes a verdict."""
+    if keys.system_libsodium() is None:
+        pytest.skip("this machine has no libsodium of its own (1.0.18 or later): only PyNaCl's copy ever judges here")
+    before = keys.libsodium_in_use()
+    cases = _edge_cases()
+    verdicts = {}
+    try:
+        for lib in ("system", "bundled"):
+            keys._use_libsodium(lib)
+            verdicts[lib] = [verify_signature(pub, sig, msg) for _, pub, sig, msg in cases]
+    finally:
+        keys._use_libsodium(before)
+    differ = [cases[i][0] for i, (a, b) in enumerate(zip(verdicts["system"], verdicts["bundled"])) if a != b]
+    assert not differ
+    accepted = {name for (name, *_), ok in zip(cases, verdicts["system"]) if ok}
+    assert accepted == {"rfc8032", "signer"}  # every other case is refused by both
+    assert len(cases) > 400
+
+
+def test_the_library_is_the_machines_own_unless_told_otherwise() -> None:
+    """``PITBOSS_LIBSODIUM=bundled`` sets the machine's libsodium aside; by default pitboss
+    checks with it where ``system_libsodium`` takes it, else with PyNaCl's copy."""
+    code = "from ledger.keys import libsodium_in_use; print(libsodium_in_use())"
+    env = {k: v for k, v in os.environ.items() if k != keys.LIBSODIUM_ENV}
+    default = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert default.stdout.strip() == ("system" if keys.system_libsodium() is not None else "bundled")
+    told = subprocess.run([sys.executable, "-c", code], env={**env, keys.LIBSODIUM_ENV: "bundled"},
+                          capture_output=True, text=True, check=True)
+    assert told.stdout.strip() == "bundled"
 
 
 def test_a_small_order_key_is_refused_by_the_key_ring(ledger) -> None:  # type: ignore[no-untyped-def]
