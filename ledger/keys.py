@@ -88,6 +88,15 @@ _L = 2**252 + 27742317777372353535851937790883648493
 _IDENTITY = bytes([1]) + bytes(31)
 
 
+def release(version: bytes | None) -> tuple[int, int, int] | None:
+    """libsodium's ``sodium_version_string()`` ("1.0.18", "1.0.20-stable") as (1, 0, 18),
+    or None when it does not start with three dot-separated numbers."""
+    import re
+
+    m = re.match(rb"(\d+)\.(\d+)\.(\d+)(?!\d)", version or b"")
+    return (int(m[1]), int(m[2]), int(m[3])) if m else None
+
+
 @lru_cache(maxsize=1)
 def system_libsodium() -> Any:
     """The machine's own libsodium's ``crypto_sign_verify_detached(sig, m, mlen, pk)`` (a
@@ -108,10 +117,10 @@ def system_libsodium() -> Any:
         try:
             lib = ctypes.CDLL(name)
             lib.sodium_version_string.restype = ctypes.c_char_p
-            version = tuple(int(x) for x in lib.sodium_version_string().decode().split(".")[:3])
-        except (OSError, AttributeError, ValueError, UnicodeDecodeError):
+            version = release(lib.sodium_version_string())
+        except (OSError, AttributeError):
             continue
-        if version < (1, 0, 18) or lib.sodium_init() < 0:
+        if version is None or version < (1, 0, 18) or lib.sodium_init() < 0:
             continue
         f = lib.crypto_sign_verify_detached
         f.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p)

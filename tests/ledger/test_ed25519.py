@@ -202,6 +202,18 @@ def test_the_machines_libsodium_and_pynacls_judge_every_edge_case_alike() -> Non
     assert len(cases) > 400
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    (b"1.0.18", (1, 0, 18)), (b"1.0.20-stable", (1, 0, 20)), (b"1.0.9", (1, 0, 9)), (b"2.1.10 (custom)", (2, 1, 10)),
+    (b"1.0", None), (b"", None), (None, None), (b"v1.0.18", None), (b"1.0.18x", (1, 0, 18)), (b"1.0.1\xff8", (1, 0, 1)),
+])
+def test_a_libsodium_release_is_read_from_its_version_string(text: bytes | None, expected: tuple[int, ...] | None
+                                                            ) -> None:
+    """``system_libsodium`` takes a machine's library only from 1.0.18 on (docs/spec.md):
+    "1.0.9" must not read as newer than "1.0.18", and a version it cannot read is refused."""
+    assert keys.release(text) == expected
+    assert (keys.release(b"1.0.9") or ()) < (1, 0, 18) <= (keys.release(b"1.0.20-stable") or ())
+
+
 def test_the_library_is_the_machines_own_unless_told_otherwise() -> None:
     """``PITBOSS_LIBSODIUM=bundled`` sets the machine's libsodium aside; by default pitboss
     checks with it where ``system_libsodium`` takes it, else with PyNaCl's copy."""
