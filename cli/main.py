@@ -701,6 +701,7 @@ def verify(c: Context, as_json: bool, roots: TrustRoots, since_file: str | None,
                      " not yet in an accepted checkpoint ('pitboss checkpoint')")
     lines += [f"  note: {n}" for n in report.notes]
     lines += [f"  {line}" for line in roots.lines()]
+    lines.append(f"  signatures checked with {report.signatures_checked_with}")
     if report.state_saved:
         lines.append(f"  accepted checkpoint {report.accepted_size} kept in {report.state_saved}")
     _emit(as_json, report.to_json(), "\n".join(lines))

@@ -97,6 +97,10 @@ def release(version: bytes | None) -> tuple[int, int, int] | None:
     return (int(m[1]), int(m[2]), int(m[3])) if m else None
 
 
+_SYSTEM_FOUND: list[str] = []
+"""The soname and release of the machine's libsodium that ``system_libsodium`` took."""
+
+
 @lru_cache(maxsize=1)
 def system_libsodium() -> Any:
     """The machine's own libsodium's ``crypto_sign_verify_detached(sig, m, mlen, pk)`` (a
@@ -130,6 +134,7 @@ def system_libsodium() -> Any:
                 and f(_SELF_TEST_SIG, b"\x73", 1, _SELF_TEST_KEY) != 0
                 and f(_SELF_TEST_SIG[:32] + s_plus_l, b"\x72", 1, _SELF_TEST_KEY) != 0
                 and f(_IDENTITY + bytes(32), b"\x72", 1, _IDENTITY) != 0):
+            _SYSTEM_FOUND[:] = [name, ".".join(map(str, version))]
             return f
     return None
 
@@ -184,6 +189,17 @@ def libsodium_in_use() -> str:
     if not _CHOSEN:
         _first_verify(_SELF_TEST_KEY, _SELF_TEST_SIG, b"\x72")
     return _CHOSEN[0]
+
+
+def describe_libsodium() -> str:
+    """The library every signature of this process is checked with, as a verdict states it:
+    "libsodium 1.0.18, the machine's own (libsodium.so.23)" or "libsodium bundled with
+    PyNaCl 1.6.2"."""
+    if libsodium_in_use() == "system" and _SYSTEM_FOUND:
+        return f"libsodium {_SYSTEM_FOUND[1]}, the machine's own ({_SYSTEM_FOUND[0]})"
+    import nacl
+
+    return f"libsodium bundled with PyNaCl {nacl.__version__}"
 
 
 SIGNATURE_CHUNK = 32

@@ -68,7 +68,7 @@ from ledger.canonical import canonical_json, event_hash
 from ledger.chain import follows, link, link_problem
 from ledger.events import BODY_FIELDS, EventError, SignedEvent, event_from_stored, parse_event, signed_event
 from ledger.keyring import KeyEntry, KeyRing
-from ledger.keys import verify_signature, verify_signatures
+from ledger.keys import describe_libsodium, verify_signature, verify_signatures
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
 from ledger.log.merkle import CompactRange, leaf_hash, root_from_leaf_hashes
 from ledger.log.note import (
@@ -141,6 +141,8 @@ class VerifyReport:
     state_saved: str | None = None
     seconds: float = 0.0
     workers: int = 1
+    signatures_checked_with: str = ""
+    """The libsodium that judged every signature (``ledger.keys.describe_libsodium``)."""
 
     @property
     def clean(self) -> bool:
@@ -1015,6 +1017,7 @@ def verify_ledger(
                    key=lambda t: max(len(n) for n in t.notes), default=None)
         if best is not None:
             report.state_saved = str(state.save(roots.log_key, max(best.notes, key=len)))
+    report.signatures_checked_with = describe_libsodium()
     report.seconds = time.perf_counter() - started
     return report
 

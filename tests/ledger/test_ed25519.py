@@ -500,3 +500,28 @@ def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
     t.join()
     verdict = mine.finish()
     assert got == [expected] and [verdict(i) for i in range(256)] == expected[:256]
+
+
+@pytest.mark.parametrize("lib", ["system", "bundled"])
+def test_a_verdict_names_the_libsodium_that_judged_its_signatures(ledger, lib: str) -> None:  # type: ignore[no-untyped-def]
+    """Every verdict states what it was checked against (issue 14 point 1); the library
+    that judged each signature is part of that: ``verify``'s text and JSON name it."""
+    if lib == "system" and keys.system_libsodium() is None:
+        pytest.skip("this machine has no libsodium of its own (1.0.18 or later): only PyNaCl's copy ever judges here")
+    p = make_producers(ledger)
+    assert ingest(ledger.store, night_batch(ledger.store, p, rounds=2).lines()).status == "stored"
+    before = keys.libsodium_in_use()
+    keys._use_libsodium(lib)
+    try:
+        res = CliRunner().invoke(main, ledger.cli_args() + ["verify", "--workers", "1", "--json"] + ledger.trust_args())
+        text = CliRunner().invoke(main, ledger.cli_args() + ["verify", "--workers", "1"] + ledger.trust_args())
+    finally:
+        keys._use_libsodium(before)
+    said = json.loads(res.stdout)["signatures_checked_with"]
+    if lib == "system":
+        assert said.startswith("libsodium 1.") and "the machine's own (libsodium.so." in said
+    else:
+        import nacl
+
+        assert said == f"libsodium bundled with PyNaCl {nacl.__version__}"
+    assert f"signatures checked with {said}" in text.stdout
