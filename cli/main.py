@@ -1150,6 +1150,8 @@ def _bundle_lines(bundle: str, result: Any) -> list[str]:
     lines += [f"  trust anchor {roots.get('anchor') or 'NOT PINNED'}"
               + (f" (from {roots.get('anchor_from')})" if roots.get("anchor") else ""),
               f"  log key {roots.get('log_key') or 'the bundle s own, checked against its key ring'}"]
+    if s.get("signatures_checked_with"):
+        lines.append(f"  signatures checked with {s['signatures_checked_with']}")
     return lines
 
 
@@ -1214,6 +1216,8 @@ def _reconcile_lines(report: dict[str, Any], roots: TrustRoots) -> list[str]:
     text += [f"  UNVERIFIED: {u}" for u in report["verification"]["unverified"]]
     text += [f"  not checked: {n}" for n in report["not_checked"]]
     text += [f"  {line}" for line in roots.lines()]
+    if report["verification"].get("signatures_checked_with"):
+        text.append(f"  signatures checked with {report['verification']['signatures_checked_with']}")
     verdict = report["verdict"]
     if verdict == "NOT RECONCILED":
         verdict += f": {len(report['discrepancies'])} discrepancies"

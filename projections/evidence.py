@@ -48,7 +48,7 @@ from ledger.events import EventError, SignedEvent, event_from_stored, parse_even
 from ledger.house import HouseError, PublicDir
 from ledger.judges.round import derived_draws, walk
 from ledger.keyring import KeyRing, load_keyring
-from ledger.keys import KeyDirectory
+from ledger.keys import KeyDirectory, describe_libsodium
 from ledger.kinds import KEYRING_STREAM
 from ledger.log.checkpoints import LeafIndex, SparseIndex, StoredCheckpoint, create_checkpoint, stored_checkpoints
 from ledger.log.merkle import MerkleTree, ProofError, leaf_hash, verify_inclusion
@@ -481,6 +481,6 @@ def verify_bundle(path: Path, roots: TrustRoots | None = None) -> BundleVerdict:
     checks.append("outcome: the round replayed through its engine")
     summary = {"round": stream, "events": len(lines), "verified_events": verified_events,
                "checkpoint_size": cp.size if cp is not None else None, "outcome": derived["derived"],
-               "trust_roots": roots.describe(), "checks": checks}
+               "trust_roots": roots.describe(), "checks": checks, "signatures_checked_with": describe_libsodium()}
     verdict = "FAILED" if problems else ("UNVERIFIED" if unverified else "OK")
     return BundleVerdict(verdict, problems, unverified, summary)

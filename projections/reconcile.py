@@ -563,7 +563,7 @@ def _verdict(store: Store, day: str, ver: VerifyReport, discrepancies: list[dict
         "trust_roots": ver.trust_roots,
         "verification": {"verdict": ver.verdict, "unverified": ver.unverified, "notes": ver.notes,
                          "accepted_size": ver.accepted_size, "uncovered": ver.uncovered,
-                         "state_saved": ver.state_saved},
+                         "state_saved": ver.state_saved, "signatures_checked_with": ver.signatures_checked_with},
         "previous_day_checkpoint": previous,
         "accepted_unchecked": accept_unchecked and bool(not_checked),
         "aml_flags": day_pass["aml_flags"],

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from ledger.keys import describe_libsodium
 from ledger.sim.sample import write_sample_batch
 from tests.helpers import ingest
 
@@ -35,6 +36,7 @@ def check(path: Path, *extra: str) -> tuple[int, dict]:  # type: ignore[type-arg
 def test_a_bundle_verifies_offline_and_holds_what_a_dispute_needs(bundle: Path) -> None:
     code, out = check(bundle)
     assert code == 0 and out["ok"] and out["verified_events"] == out["events"]
+    assert out["signatures_checked_with"] == describe_libsodium()  # the library that judged, named
     kinds = [json.loads(line)["kind"] for line in (bundle / "events.jsonl").read_text().splitlines()]
     assert kinds[0] == "key.register.v2" and "table.open.v1" in kinds and "shoe.inspect.v1" in kinds
     assert kinds[-1] == "round.close.v1" and "baccarat.settle.v1" in kinds

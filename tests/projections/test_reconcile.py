@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from cli.main import main
 from ledger.games.baccarat import coup_events
 from ledger.games.cards import deck
+from ledger.keys import describe_libsodium
 from ledger.producer import BatchBuilder
 from ledger.sim.sample import producer_signer, write_sample_batch
 from ledger.timeutil import utc_now
@@ -38,6 +39,8 @@ def test_a_clean_day_reconciles(ledger, day: str) -> None:  # type: ignore[no-un
     code, report = run(ledger, day)
     assert code == 0 and report["ok"] and report["rounds_closed"] == 12 == report["rounds_reconciled"]
     assert report["discrepancies"] == []
+    # the verdict names the libsodium that judged the day's signatures (docs/operations.md)
+    assert report["verification"]["signatures_checked_with"] == describe_libsodium()
 
 
 def test_an_altered_event_is_named(ledger, day: str) -> None:  # type: ignore[no-untyped-def]
