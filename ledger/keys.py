@@ -153,13 +153,10 @@ def _system_verify(f: Any) -> Callable[[bytes, bytes, bytes], bool]:
     return system_verify
 
 
-_CHOSEN: list[str] = []
-
-
 def _use_libsodium(name: str) -> None:
     """Check this process's signatures with ``name``'s libsodium from now on: ``system`` (the
-    machine's own, ``system_libsodium``) or ``bundled`` (PyNaCl's copy). Chosen on the first
-    check (``_first_verify``); tests and benchmarks call it to compare the two."""
+    machine's own, ``system_libsodium``) or ``bundled`` (PyNaCl's copy). Chosen before the
+    first check (``_choose``); tests and benchmarks call it to compare the two."""
     global _verify
     if name == "system":
         f = system_libsodium()
@@ -168,15 +165,19 @@ def _use_libsodium(name: str) -> None:
         _verify = _system_verify(f)
     else:
         _verify = _bundled_verify
-    _CHOSEN[:] = [name]
+
+
+def _choose() -> None:
+    """The machine's own libsodium unless ``PITBOSS_LIBSODIUM=bundled`` or it has none that
+    ``system_libsodium`` takes."""
+    bundled = os.environ.get(LIBSODIUM_ENV, "").strip().lower() == "bundled"
+    _use_libsodium("bundled" if bundled or system_libsodium() is None else "system")
 
 
 def _first_verify(public_key: bytes, sig: bytes, message: bytes) -> bool:
     """Chooses the library on the first check (a command that checks no signature never
-    loads a second libsodium): the machine's own unless ``PITBOSS_LIBSODIUM=bundled`` or
-    it has none that ``system_libsodium`` takes; then stands aside."""
-    bundled = os.environ.get(LIBSODIUM_ENV, "").strip().lower() == "bundled"
-    _use_libsodium("bundled" if bundled or system_libsodium() is None else "system")
+    loads a second libsodium), then stands aside."""
+    _choose()
     return _verify(public_key, sig, message)
 
 
@@ -186,9 +187,9 @@ _verify: Callable[[bytes, bytes, bytes], bool] = _first_verify
 def libsodium_in_use() -> str:
     """``system`` (the machine's own libsodium) or ``bundled`` (PyNaCl's copy): the library
     every signature of this process is checked with."""
-    if not _CHOSEN:
-        _first_verify(_SELF_TEST_KEY, _SELF_TEST_SIG, b"\x72")
-    return _CHOSEN[0]
+    if _verify is _first_verify:
+        _choose()
+    return "bundled" if _verify is _bundled_verify else "system"
 
 
 def describe_libsodium() -> str:

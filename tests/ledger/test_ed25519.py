@@ -18,6 +18,7 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,18 +53,26 @@ RFC8032_VECTORS = [
 ]
 
 
-@pytest.fixture(params=["system", "bundled"])
-def libsodium(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each libsodium pitboss may check with (``ledger.keys._use_libsodium``): the machine's
-    own, where it has one, and PyNaCl's copy; the process's own choice put back after."""
-    if request.param == "system" and keys.system_libsodium() is None:
+@contextmanager
+def checking_with(lib: str) -> Iterator[None]:
+    """This process's signatures checked with ``lib``'s libsodium (``ledger.keys._use_libsodium``)
+    inside the block, the process's own choice put back after; skipped for ``system`` where
+    the machine has no libsodium of its own."""
+    if lib == "system" and keys.system_libsodium() is None:
         pytest.skip("this machine has no libsodium of its own (1.0.18 or later): only PyNaCl's copy ever judges here")
     before = keys.libsodium_in_use()
-    keys._use_libsodium(request.param)
+    keys._use_libsodium(lib)
     try:
-        yield request.param
+        yield
     finally:
         keys._use_libsodium(before)
+
+
+@pytest.fixture(params=["system", "bundled"])
+def libsodium(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each libsodium pitboss may check with: the machine's own, where it has one, and PyNaCl's copy."""
+    with checking_with(request.param):
+        yield request.param
 
 
 def _seed(signer: Signer) -> bytes:
@@ -183,17 +192,11 @@ def test_the_machines_libsodium_and_pynacls_judge_every_edge_case_alike() -> Non
     prefers where it has one (faster), and PyNaCl's copy must give the same verdict on
     every edge case the rules name, so the library a verifier happens to load never
     changes a verdict."""
-    if keys.system_libsodium() is None:
-        pytest.skip("this machine has no libsodium of its own (1.0.18 or later): only PyNaCl's copy ever judges here")
-    before = keys.libsodium_in_use()
     cases = _edge_cases()
     verdicts = {}
-    try:
-        for lib in ("system", "bundled"):
-            keys._use_libsodium(lib)
+    for lib in ("system", "bundled"):
+        with checking_with(lib):
             verdicts[lib] = [verify_signature(pub, sig, msg) for _, pub, sig, msg in cases]
-    finally:
-        keys._use_libsodium(before)
     differ = [cases[i][0] for i, (a, b) in enumerate(zip(verdicts["system"], verdicts["bundled"])) if a != b]
     assert not differ
     accepted = {name for (name, *_), ok in zip(cases, verdicts["system"]) if ok}
@@ -506,17 +509,11 @@ def test_a_feed_in_another_thread_checks_its_own_signatures() -> None:
 def test_a_verdict_names_the_libsodium_that_judged_its_signatures(ledger, lib: str) -> None:  # type: ignore[no-untyped-def]
     """Every verdict states what it was checked against (issue 14 point 1); the library
     that judged each signature is part of that: ``verify``'s text and JSON name it."""
-    if lib == "system" and keys.system_libsodium() is None:
-        pytest.skip("this machine has no libsodium of its own (1.0.18 or later): only PyNaCl's copy ever judges here")
     p = make_producers(ledger)
     assert ingest(ledger.store, night_batch(ledger.store, p, rounds=2).lines()).status == "stored"
-    before = keys.libsodium_in_use()
-    keys._use_libsodium(lib)
-    try:
+    with checking_with(lib):
         res = CliRunner().invoke(main, ledger.cli_args() + ["verify", "--workers", "1", "--json"] + ledger.trust_args())
         text = CliRunner().invoke(main, ledger.cli_args() + ["verify", "--workers", "1"] + ledger.trust_args())
-    finally:
-        keys._use_libsodium(before)
     said = json.loads(res.stdout)["signatures_checked_with"]
     if lib == "system":
         assert said.startswith("libsodium 1.") and "the machine's own (libsodium.so." in said
