@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from nacl.bindings import crypto_core_ed25519_is_valid_point, crypto_sign_open
 from nacl.exceptions import CryptoError
 
+from ledger.forking import interrupts_held
+
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
@@ -307,11 +309,12 @@ class _Checkers:
         return all(p.is_alive() for p in self.procs)
 
     def close(self) -> None:
-        for conn in self.conns:
-            conn.close()
-        for proc in self.procs:
-            proc.terminate()
-            proc.join(1)
+        with interrupts_held():  # a Ctrl-C meanwhile waits until every checker is stopped
+            for conn in self.conns:
+                conn.close()
+            for proc in self.procs:
+                proc.terminate()
+                proc.join(1)
 
     def _take(self, w: int) -> None:
         """Read checker ``w``'s next answer (waiting for it)."""
@@ -396,11 +399,17 @@ def _checkers() -> _Checkers | None:
 
     if multiprocessing.current_process().daemon:
         return None  # a daemonic process (a pool's worker) may start no process of its own
-    try:
-        checkers = _Checkers()
-    except (OSError, ValueError, AssertionError):  # no process could be started here
-        return None
-    _CHECKERS.append(checkers)
+    with interrupts_held() as release:  # Ctrl-C while they start: stopped, never left running
+        try:
+            checkers = _Checkers()
+        except (OSError, ValueError, AssertionError):  # no process could be started here
+            return None
+        _CHECKERS.append(checkers)
+        try:
+            release()
+        except BaseException:
+            _discard()
+            raise
     return checkers
 
 

@@ -67,6 +67,7 @@ import orjson
 from ledger.canonical import canonical_json, event_hash
 from ledger.chain import follows, link, link_problem
 from ledger.events import BODY_FIELDS, EventError, SignedEvent, event_from_stored, parse_event, signed_event
+from ledger.forking import worker_pool
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.keys import describe_libsodium, verify_signature, verify_signatures
 from ledger.kinds import CHECKPOINT_STREAM, KEYRING_STREAM
@@ -621,7 +622,7 @@ def _results(store: Store, ring: KeyRing, ranges: list[tuple[int, int]], workers
     # walking (and copy-on-write copying) objects they never use.
     gc.freeze()
     try:
-        with ctx.Pool(procs, initializer=_init_worker, initargs=(store.url, ring, deep, None, nice)) as pool:
+        with worker_pool(ctx, procs, _init_worker, (store.url, ring, deep, None, nice)) as pool:
             if helping:
                 _init_worker(None, ring, deep, store)
             # A few ranges a worker in flight, not all (``pool.imap`` queues every result

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli import INTERRUPTED
 from cli.main import main
 from ledger.house import PublicDir, init_ledger, revoke_key
 from ledger.keys import KeyDirectory
 from ledger.log.checkpoints import create_checkpoint
 from ledger.store import Store
 from tests.conftest import Ledger, execute_sql
-from tests.helpers import ingest, make_producers, night_batch
+from tests.helpers import checkpointed, ingest, make_producers, night_batch
 
 
 def cli(ledger: Ledger, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict]:  # type: ignore[type-arg]
@@ -368,7 +369,8 @@ def test_5_sigint_during_verify_exits_130_with_one_line_and_json(ledger: Ledger)
     from any worker, exit 130, and under --json an object that says it was interrupted.
     The signal goes once the pool's worker is there (not after a fixed sleep, which on a
     fast or a loaded machine can land after the verdict: then the command is done and
-    rightly keeps its verdict's code)."""
+    rightly keeps its verdict's code). Then at the two instants of the pool's start where
+    Ctrl-C used to leave a worker running (``_FORK_MOMENTS``), each made certain."""
     import signal
     import subprocess
     import sys
@@ -396,6 +398,98 @@ def test_5_sigint_during_verify_exits_130_with_one_line_and_json(ledger: Ledger)
         assert err.strip().splitlines() == ["pitboss: interrupted; nothing half-written (each batch is all or nothing)"]
         if extra:
             assert json.loads(out) == {"ok": False, "interrupted": True, "exit_code": 130}
+
+
+def test_5_sigint_while_worker_processes_start_leaves_none_behind(ledger: Ledger) -> None:
+    """Ctrl-C at the instants where it used to leave a worker process running after the
+    command had answered it (``ledger.forking``): the pool of ``verify``, the signature
+    checkers of ``ingest`` and the day's pass beside ``reconcile``. Each instant is made
+    certain: the signal is real, raised by the program itself at the moment named. Every
+    time: one line, exit 130, no process left (each would hold the caller's pipes open:
+    seen, the caller waited forever for the end of the output), nothing stored."""
+    from ledger.sim.sample import write_sample_batch
+
+    if ledger.store.url.backend != "sqlite":
+        pytest.skip("the signal path is the program's, not the store's: one backend is enough")
+    batch = ledger.tmp / "night.jsonl"
+    write_sample_batch(ledger.store, ledger.keys, batch, 320)  # past verify's PARALLEL_THRESHOLD: a pool
+    assert ingest(ledger.store, batch.read_text().splitlines()).status == "stored"
+    more = ledger.tmp / "more.jsonl"
+    write_sample_batch(ledger.store, ledger.keys, more, 40)  # chunks enough for the checkers
+    day = ledger.store.rows_of_kind("round.close.v1")[-1].state.split(b'"at":"')[1][:10].decode()
+    args = checkpointed(ledger.cli_args())
+    stored = ledger.store.max_notification_id()
+    pool, fork = list(_FORK_MOMENTS)
+    for command, moments in ((["verify", "--workers", "2"], (fork, pool)), (["ingest", str(more)], (fork,)),
+                             (["reconcile", "--day", day, *ledger.trust_args()], (fork, pool))):
+        for moment in moments:
+            _interrupt_at(moment, args, command)
+    assert ledger.store.max_notification_id() == stored
+
+
+_FIRE = ("import os, signal, sys, threading, multiprocessing.pool\n"
+         "fired = []\n"
+         "def fire():\n"
+         "    if not fired:\n"
+         "        fired.append(1)\n"
+         "        os.kill(os.getpid(), signal.SIGINT)\n")
+_FORK_MOMENTS = {
+    # inside ``Pool(...)`` once its worker handler thread runs, before the pool registers
+    # its own clean-up: the handler forked a new worker as the exit stopped the first
+    "just after the pool's worker handler started": (
+        "real_start = threading.Thread.start\n"
+        "def start(self):\n"
+        "    real_start(self)\n"
+        "    if getattr(self, '_target', None) == multiprocessing.pool.Pool._handle_workers:\n"
+        "        fire()\n"
+        "threading.Thread.start = start\n"),
+    # between the fork of the command's first worker and its parent's note of it
+    # (multiprocessing knows a child only once ``start`` has returned)
+    "just after the first worker's fork": ("real_fork = os.fork\n"
+                                           "def fork():\n"
+                                           "    pid = real_fork()\n"
+                                           "    if pid:\n"
+                                           "        fire()\n"
+                                           "    return pid\n"
+                                           "os.fork = fork\n"),
+}
+
+
+def _interrupt_at(moment: str, args: list[str], command: list[str]) -> None:
+    """``pitboss *args *command`` given Ctrl-C at ``moment`` (``_FORK_MOMENTS``) answers it with
+    one line and exit 130 and leaves no process behind."""
+    import signal
+    import subprocess
+    import sys
+    import uuid
+
+    marker = f"interrupt-{uuid.uuid4().hex}"  # in the program's text, so in each of its processes' command line
+    prog = (f"# {marker}\n" + _FIRE + _FORK_MOMENTS[moment]
+            + f"sys.argv = ['pitboss', *{args + command!r}]\n"
+            + "import cli\ncli.run()\n")
+    proc = subprocess.Popen([sys.executable, "-c", prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        left = _processes_naming(marker)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"{command[0]}, Ctrl-C {moment}: the output never ended; processes left behind: {left}")
+    assert (proc.returncode, err.strip().splitlines()) == (130, [INTERRUPTED]), (command[0], moment, out, err)
+    assert _processes_naming(marker) == [], f"{command[0]}, Ctrl-C {moment}: processes left behind"
+
+
+def _processes_naming(text: str) -> list[int]:
+    """The live processes whose command line contains ``text`` (Linux's /proc)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in cmdline.read_bytes() and int(cmdline.parent.name) != os.getpid():
+                found.append(int(cmdline.parent.name))
+        except OSError:  # the process ended while we looked
+            continue
+    return found
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"]])
