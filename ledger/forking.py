@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -63,6 +63,24 @@ def interrupts_held() -> Iterator[Callable[[], None]]:
         release()
 
 
+T = TypeVar("T")
+
+
+def started(start: Callable[[], T], stop: Callable[[T], object]) -> T:
+    """``start()``, which starts processes, with Ctrl-C held back until it has returned
+    what stops them: an interrupt that came meanwhile then stops them (``stop``, itself
+    with Ctrl-C held back) and is handed on. What is returned is the caller's to stop."""
+    with interrupts_held() as release:
+        workers = start()
+        try:
+            release()
+        except BaseException:
+            with interrupts_held():
+                stop(workers)
+            raise
+    return workers
+
+
 @contextmanager
 def worker_pool(ctx: BaseContext, processes: int, initializer: Callable[..., object], initargs: tuple[Any, ...]
                 ) -> Iterator[Pool]:
@@ -73,11 +91,13 @@ def worker_pool(ctx: BaseContext, processes: int, initializer: Callable[..., obj
     inside ``Pool(...)`` after its worker handler thread has started leaves a pool that
     nothing stops; the handler thread then forks new workers as the interpreter's exit
     stops the old ones.)"""
-    with interrupts_held() as release:
-        pool = ctx.Pool(processes, initializer=initializer, initargs=initargs)
-        try:
-            release()
-            yield pool
-        finally:
-            with interrupts_held():
-                pool.terminate()
+    pool = started(lambda: ctx.Pool(processes, initializer=initializer, initargs=initargs), _terminate)
+    try:
+        yield pool
+    finally:
+        with interrupts_held():
+            _terminate(pool)
+
+
+def _terminate(pool: Pool) -> None:
+    pool.terminate()

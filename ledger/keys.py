@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from nacl.bindings import crypto_core_ed25519_is_valid_point, crypto_sign_open
 from nacl.exceptions import CryptoError
 
-from ledger.forking import interrupts_held
+from ledger.forking import interrupts_held, started
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -399,17 +399,11 @@ def _checkers() -> _Checkers | None:
 
     if multiprocessing.current_process().daemon:
         return None  # a daemonic process (a pool's worker) may start no process of its own
-    with interrupts_held() as release:  # Ctrl-C while they start: stopped, never left running
-        try:
-            checkers = _Checkers()
-        except (OSError, ValueError, AssertionError):  # no process could be started here
-            return None
-        _CHECKERS.append(checkers)
-        try:
-            release()
-        except BaseException:
-            _discard()
-            raise
+    try:
+        checkers = started(_Checkers, _Checkers.close)  # Ctrl-C while they start: stopped, never left running
+    except (OSError, ValueError, AssertionError):  # no process could be started here
+        return None
+    _CHECKERS.append(checkers)
     return checkers
 
 

@@ -79,7 +79,7 @@ from typing import Any
 import orjson
 
 from ledger.events import EventError, SignedEvent, event_from_stored
-from ledger.forking import interrupts_held
+from ledger.forking import started
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
 from ledger.kinds import RECEIPT_STREAM
@@ -195,19 +195,16 @@ class _Beside:
         if (workers or os.cpu_count() or 1) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             return None
         ctx = multiprocessing.get_context("fork")
-        with interrupts_held() as release:  # Ctrl-C while it starts: stopped, never left running (ledger.forking)
+
+        def start() -> _Beside:
             ours, theirs = ctx.Pipe(duplex=False)
             done = ctx.Value("q", 0, lock=False)
             proc = ctx.Process(target=_beside_main, args=(theirs, store.url, day, fresh_url, done), daemon=True)
             proc.start()
             theirs.close()
-            beside = cls(proc, ours, done, store.max_notification_id(), fresh_url)
-            try:
-                release()
-            except BaseException:
-                beside.stop()
-                raise
-        return beside
+            return cls(proc, ours, done, store.max_notification_id(), fresh_url)
+
+        return started(start, cls.stop)  # Ctrl-C while it starts: stopped, never left running (ledger.forking)
 
     def result(self, say: Callable[[int, int], None]) -> dict[str, Any] | None:
         """The pass's result once it is done (``say(done, total)`` meanwhile), or None if

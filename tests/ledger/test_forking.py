@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from ledger.forking import interrupts_held
+from ledger.forking import interrupts_held, started
 
 
 def test_a_sigint_within_the_block_is_held_and_raised_when_it_is_released() -> None:
@@ -40,3 +40,19 @@ def test_without_a_sigint_nothing_is_raised_and_the_handler_is_put_back() -> Non
         assert signal.getsignal(signal.SIGINT) is before
         release()  # once is enough: a second call does nothing
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_started_stops_what_it_started_when_a_sigint_came_meanwhile_then_hands_it_on() -> None:
+    stopped: list[str] = []
+
+    def start() -> str:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+        return "workers"
+
+    with pytest.raises(KeyboardInterrupt):
+        started(start, stopped.append)
+    assert stopped == ["workers"]
+    assert started(lambda: "workers", stopped.append) == "workers"  # no SIGINT: the caller's to stop
+    assert stopped == ["workers"]
