@@ -34,6 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ledger.games import native_modules  # noqa: E402
 from ledger.games.cards import deck  # noqa: E402
 from ledger.games.poker import PokerEngine, PokerState, high_hand_key  # noqa: E402
 from ledger.games.poker_hands import CARD_ID  # noqa: E402
@@ -152,6 +153,7 @@ def measure(quick: bool) -> dict[str, Any]:
     n = len(texts)
     return {
         "hands": n,
+        "engine": native_modules().get("ledger.games.poker", "python"),  # compiled (setup.py) or the source
         "variants": sorted({h["variant"] for h in parsed}),
         "replay_from_phh_text_hands_per_s": round(n / min(t_text)),
         "baseline_pokerkit_from_phh_text_hands_per_s": round(n / min(t_pk)),

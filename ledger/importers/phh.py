@@ -29,7 +29,8 @@ from typing import Any
 import rtoml
 
 from ledger.games import RuleViolation
-from ledger.games.poker import VARIANTS, PokerEngine, award_events, final_stacks
+from ledger.games.poker import PokerEngine, award_events, final_stacks
+from ledger.games.poker_kinds import VARIANTS
 
 ENGINE = PokerEngine()
 IDENT_BAD = re.compile(r"[^A-Za-z0-9._~@/+-]")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.games.poker import VARIANTS
+from ledger.games.poker_kinds import VARIANTS
 from ledger.importers.phh import PhhError, check_finishing_stacks, hand_events, load_hands
 from tests.helpers import ROOT
 
