@@ -318,13 +318,24 @@ def parse_event(obj: Any) -> SignedEvent:
     single = spec.single_stream
     if single is not None and env.stream != single:
         raise EventError("schema", f"kind {env.kind} belongs on the one stream {single!r}, not {env.stream!r}")
-    try:
-        spec.model.__pydantic_validator__.validate_python(env.payload)
-    except ValidationError as exc:
-        raise EventError("schema", describe_validation_error(exc, "payload.")) from None
+    check_payload(env.kind, env.payload)
     if env.seq == 1 and env.prev != GENESIS_PREV:
         raise EventError("chain", f"seq 1 must have the genesis prev ({GENESIS_PREV[:8]}...)")
     return signed_event(env.__dict__)
+
+
+def check_payload(kind: str, payload: Any) -> None:
+    """Stage 2's payload check (the kind's strict model), EventError("schema") naming the
+    field: at ingest (``parse_event``), and for readers that judge stored rows again by
+    their rules (``ledger.judges.round.walk``), where a row signed by a key allowed to
+    write it but never through ingest may carry anything."""
+    spec = KINDS.get(kind)
+    if spec is None:
+        raise EventError("schema", f"unknown kind {kind!r}")
+    try:
+        spec.model.__pydantic_validator__.validate_python(payload)
+    except ValidationError as exc:
+        raise EventError("schema", describe_validation_error(exc, "payload.")) from None
 
 
 def decode_stored(state: bytes) -> dict[str, Any]:

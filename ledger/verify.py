@@ -66,7 +66,7 @@ import orjson
 
 from ledger.canonical import canonical_json, event_hash
 from ledger.chain import follows, link, link_problem
-from ledger.events import BODY_FIELDS, EventError, SignedEvent, event_from_stored, parse_event, signed_event
+from ledger.events import BODY_FIELDS, EventError, SignedEvent, check_payload, event_from_stored, parse_event, signed_event
 from ledger.forking import worker_pool
 from ledger.keyring import KeyEntry, KeyRing
 from ledger.keys import describe_libsodium, verify_signature, verify_signatures
@@ -691,7 +691,8 @@ class RowJudge:
     """Issue 14 point 3 for the read side (views, AML, table state): a row counts only if
     it is what a key allowed to write it signed (the row's bytes, hash, signature, key and
     role at its time, and scope where its round's table is known), by the key ring
-    rebuilt from its own stream. What it refuses is kept in ``refused`` (row id, reason).
+    rebuilt from its own stream, and its payload has the form ingest requires (its kind's
+    schema: a row written behind ingest's back may carry anything). What it refuses is kept in ``refused`` (row id, reason).
     Chains and checkpoints are ``verify_ledger``'s: a job that needs them runs it."""
 
     def __init__(self, store: Store):
@@ -752,6 +753,11 @@ class RowJudge:
         sig = d.get("sig") if type(d) is dict else None
         claimed, _ = _check_row(stream, seq, kind, state, self.ring, False, self._problems, nid, self.opens, None,
                                 self._verdict(pre) if pre is not None else None, d)
+        if not self._problems and d is not None:
+            try:  # signed by a key allowed to write it, but maybe never through ingest: the form ingest requires
+                check_payload(kind, d["payload"])
+            except EventError as exc:
+                self._problems.append((exc.check, exc.reason))
         self._problems[:] = [(c, r) for c, r in self._problems if not revoked_later(c, r)]
         if self._problems:
             self.refused.append((nid, f"{stream} seq {seq}: " + "; ".join(f"{c}: {r}" for c, r in self._problems)))

@@ -56,6 +56,9 @@ exist and be accepted by verification whenever the ledger holds such events.
 
 Only events that verification accepted count (issue 14 point 3): a row that fails its
 own checks is a discrepancy, and the rulings, views and AML flags are built without it.
+So is a row whose payload ingest would refuse for its form (its kind's schema, ingest
+stage 2; check "schema"): signed by a key allowed to write it, it can only have been
+written behind ingest's back, whatever day it is dated, and it counts for nothing.
 
 The gaming day is the UTC date (a round belongs to the day it closed). A day's events are
 those dated that day and those the ledger received that day (its receipts,
@@ -78,7 +81,7 @@ from typing import Any
 
 import orjson
 
-from ledger.events import EventError, SignedEvent, event_from_stored
+from ledger.events import EventError, SignedEvent, check_payload, event_from_stored
 from ledger.forking import started
 from ledger.judges import tournament as tournaments
 from ledger.judges.round import walk
@@ -274,6 +277,7 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
     ``fresh_url``. ``say(done, total)`` as it advances. Its result is plain data (it may
     come from another process: ``_Beside``)."""
     discrepancies: list[dict[str, Any]] = []
+    malformed: list[int] = []  # rows verification accepted whose payload ingest would refuse: they count for nothing
     # read before the pass, in the same scan: the few rows that say which of the pass's many it must keep
     # (every stored one, counted or not: a superset keeps the checks exact) -- the cash movements, for the
     # wagers the AML scan's rapid_in_out can ask about, and the crash incidents, for the rounds in progress
@@ -325,6 +329,15 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
             leaf += 1
             counted = counts(*row)  # what verification did not accept counts for nothing else
             ev = event_from_stored(row.state) if counted else None
+            if ev is not None:
+                try:  # signed by a key allowed to write it, but maybe never through ingest: its schema, as ingest's
+                    check_payload(row.kind, ev.payload)
+                except EventError as exc:
+                    discrepancies.append({"check": "schema", "stream": row.stream, "seq": row.seq,
+                                          "reason": f"{exc.reason} (ingest refuses such an event: it was written behind"
+                                                    " its back, and counts for nothing here)"})
+                    malformed.append(row.notification_id)
+                    ev = None
             if row.stream.startswith("round:"):
                 open_rounds.setdefault(row.stream, []).append((row.seq, row.state, ev))
             if ev is None:
@@ -387,9 +400,10 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
                 continue
             rs, refused = walked
             problems = [{"check": "rules", "stream": row.stream, "seq": seq, "reason": exc.reason}
-                        for seq, exc in refused]
+                        for seq, exc in refused if exc.check != "schema"]  # a schema's refusal is named above
+            spoiled = len(problems) < len(refused)  # the round was walked without an event it holds
             money = None
-            if rs is not None and not problems:
+            if rs is not None and not problems and not spoiled:
                 money = round_money(rs.game, rs.engine.outcome(rs.st) if rs.engine else None,
                                     events[-1].payload.get("status", ""))
                 total = sum(money.nets.values()) + money.house_net
@@ -402,7 +416,7 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
             if on_day:
                 closed += 1
                 discrepancies += problems
-                rounds_ok += not problems
+                rounds_ok += not problems and not spoiled
         views.flush(top)
     after: list[dict[str, Any]] = list(book.problems)
     after += rulings.problems(lambda stream: store.event_at(stream, 1))
@@ -429,7 +443,7 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
     previous = min((size for size in checkpoint_sizes if size >= before_day), default=None)
     tables = sorted(book.days.values(), key=lambda t: t.table)
     return {
-        "rounds_problems": discrepancies, "after_views": after, "late": late, "unreceipted": unreceipted,
+        "rounds_problems": discrepancies, "malformed": malformed, "after_views": after, "late": late, "unreceipted": unreceipted,
         "closed": closed, "day_events": day_events, "rounds_ok": rounds_ok,
         "floor_events": leaves_after(floor_leaves.runs, 0), "floor_leaves": floor_leaves.runs,
         "before_day": before_day, "previous": previous,
@@ -526,7 +540,8 @@ def _verdict(store: Store, day: str, ver: VerifyReport, discrepancies: list[dict
     discrepancies += day_pass["rounds_problems"]
     say("comparing every view with its recomputation")
     with ViewStore(store.url) as live, ViewStore(fresh_url) as fresh:
-        catch_up(store, live, accept=counts)
+        malformed = frozenset(day_pass["malformed"])
+        catch_up(store, live, accept=lambda nid, *rest: nid not in malformed and counts(nid, *rest))
         for name in live.views:
             discrepancies += view_differences(live, fresh, name)
     discrepancies += day_pass["after_views"]

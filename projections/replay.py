@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ledger.chain import link
-from ledger.events import EventError
+from ledger.events import EventError, check_payload
 from ledger.games import ENGINES, described
 from ledger.judges.round import RoundState, config_of, derived_draws, open_round, played_rules
 from ledger.judges.round import step as step_round
@@ -78,6 +78,10 @@ def replay_round(store: Store, round_id: str) -> Replay:
     opening = events[0]
     if opening.kind != "round.open.v1":
         raise ReplayError(f"{stream} does not start with round.open.v1")
+    try:
+        check_payload(opening.kind, opening.payload)  # a row never through ingest may carry anything
+    except EventError as exc:
+        raise ReplayError(f"{stream} seq 1: {exc.check}: {exc.reason}") from None
     ring = load_keyring(store)
     p = opening.payload
     engine = ENGINES.get(p["game"])
@@ -111,6 +115,7 @@ def replay_round(store: Store, round_id: str) -> Replay:
         if engine is None or (rs is None and ev.kind != "round.open.v1"):
             continue  # no engine, or its opening was refused (a difference above)
         try:
+            check_payload(ev.kind, ev.payload)  # as ingest checks it (``ledger.judges.round.walk``)
             if ev.kind == "round.open.v1":
                 rs = open_round(ev, config)
             elif rs is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ledger.events import EventError, SignedEvent
+from ledger.events import EventError, SignedEvent, check_payload
 from ledger.games import ENGINES, Engine, RuleViolation, evolve
 from ledger.judges import BaseJudge, World, players_named, register_judge
 from ledger.judges.equipment import equipment_for, ready_problem
@@ -226,11 +226,15 @@ def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None =
     last event the rules accept, and every (seq, refusal) on the way. For readers of
     stored rounds (evidence, reconciliation, views); ingest refuses at the first.
     ``event_at(stream, seq)`` reads the table configuration the round cites (``config_of``);
-    a round that cites one cannot be walked without it."""
+    a round that cites one cannot be walked without it. Each event's payload is checked
+    against its kind's schema first, as ingest checks it: a row written behind ingest's
+    back, signed by a key allowed to write it, is refused with its field named rather than
+    fed to the engine (issue 14: a stolen key)."""
     rs: RoundState | None = None
     refused: list[tuple[int, EventError]] = []
     for ev in events:
         try:
+            check_payload(ev.kind, ev.payload)  # a stored row may never have met ingest
             if ev.kind == "round.open.v1":
                 rs = open_round(ev, config_of(ev, event_at or _no_table))
             elif rs is not None:

@@ -364,3 +364,73 @@ def test_attack_3_a_revocation_recorded_during_a_long_run_stops_the_key_at_its_n
     b = c.batch()
     b.add(c.floor, "table:T-C", "table.open.v1", {"game": "poker", "seats": 9, "currency": "EUR"})
     assert session.send(b.lines()).status == "stored"
+
+
+MALFORMED_ACTIONS = [
+    lambda p: dict(p, seat=str(p["seat"])), lambda p: dict(p, seat=1.5), lambda p: dict(p, to="x"),
+    lambda p: dict(p, extra=1), lambda p: {}, lambda p: dict(p, action=None), lambda p: dict(p, seat=None),
+    lambda p: dict(p, to=[1]),
+]
+MALFORMED_OTHERS = [
+    ("cage", "account:VICTIM", "cash.deposit.v1", {"amount": "5", "currency": "EUR", "method": "bank", "reference": "x"}),
+    ("cage", "account:VICTIM", "cash.withdrawal.v1", {"amount": None}),
+    ("cage", "chips:T-A", "chips.buy_in.v1", {"player": "VICTIM", "amount": "100"}),
+    ("cage", "chips:T-A", "chips.cash_out.v1", {"player": 5, "amount": 1.5}),
+    ("floor", "seat:VICTIM", "seat.leave.v1", {"table": None}),
+    ("floor", "table:T-C", "table.open.v1", {"game": 5, "seats": "9"}),
+    ("dealer", "round:open-bad", "round.open.v1", {"table": "T-A", "game": "poker", "rules": "x"}),
+]
+
+
+def test_attack_3_events_in_a_form_ingest_refuses_written_behind_its_back_are_named_and_break_no_job(ledger, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A stolen key signs events whose payloads ingest refuses for their form (a seat as
+    text, an amount as text, a field missing or extra: the kind's schema, ingest stage 2)
+    and writes them behind ingest's back. The signatures hold, so only the form gives them
+    away: every reader checks it as ingest does (``ledger.events.check_payload``).
+    Reconcile names each with check "schema" (NOT RECONCILED, exit 1), replay names the
+    step, and the views, balances, AML scan and table state count them for nothing; no
+    job stops on them with an exception."""
+    c = Casino(ledger)
+    cli = checkpointed(ledger.cli_args())
+    b = c.batch()
+    b.add(c.cage, "chips:T-A", "chips.buy_in.v1", {"player": "VICTIM", "amount": 100_000})
+    stored(ledger.store, b)
+    assert CliRunner().invoke(main, cli + ["projections", "run"]).exit_code == 0
+    balances_before = json.loads(CliRunner().invoke(main, cli + ["balances", "--json"]).stdout)
+    out = c.batch()
+    bad: list[tuple[str, int]] = []
+    for n, spoil in enumerate(MALFORMED_ACTIONS):
+        rules, events = random_hand(random.Random(n), ["VICTIM", "ACCOMPLICE"], [10_000, 10_000])
+        rid = f"round:bad-{n}"
+        out.add(c.dealer, rid, "round.open.v1", {"table": "T-A", "game": "poker", "rules": rules})
+        k = next(i for i, (kind, _) in enumerate(events) if kind == "poker.action.v1")
+        for i, (kind, payload) in enumerate(events):
+            ev = out.add(c.dealer, rid, kind, spoil(payload) if i == k else payload)
+            if i == k:
+                bad.append((ev.stream, ev.seq))
+        out.add(c.dealer, rid, "round.close.v1", {"status": "complete"})
+    for who, stream, kind, payload in MALFORMED_OTHERS:
+        ev = out.add(getattr(c, who), stream, kind, payload)
+        bad.append((ev.stream, ev.seq))
+    ledger.store.append(out.events)
+
+    res = CliRunner().invoke(main, cli + ["reconcile", "--day", utc_now()[:10], "--json"])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    report = json.loads(res.stdout)
+    assert res.exit_code == 1 and report["verdict"] == "NOT RECONCILED"
+    named = {(d["stream"], d["seq"]) for d in report["discrepancies"] if d["check"] == "schema"}
+    assert named == set(bad), named ^ set(bad)
+    for n in range(len(MALFORMED_ACTIONS)):
+        res = CliRunner().invoke(main, cli + ["replay", f"round:bad-{n}", "--json"])
+        assert res.exit_code == 1 and res.exception is None or isinstance(res.exception, SystemExit), res.exception
+        seqs = {d["seq"] for d in json.loads(res.stdout)["differences"]}
+        assert {seq for stream, seq in bad if stream == f"round:bad-{n}"} <= seqs
+    for cmd in (["projections", "run"], ["aml", "flags", "--json"], ["table", "T-A", "--json"],
+                ["evidence", "round:bad-0", "-o", str(tmp_path / "bundle")]):
+        res = CliRunner().invoke(main, cli + cmd)
+        assert res.exception is None or isinstance(res.exception, SystemExit), (cmd, res.exception)
+        assert res.exit_code in (0, 1), (cmd, res.output)
+    after = json.loads(CliRunner().invoke(main, cli + ["balances", "--json"]).stdout)
+    assert {k: v for k, v in after.items() if k != "house_revenue"} == {
+        k: v for k, v in balances_before.items() if k != "house_revenue"}  # no account moved by them
+    assert all(r["house_net"] == 0 for r in after["house_revenue"])  # the refused rounds moved no money
