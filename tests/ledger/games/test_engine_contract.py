@@ -129,7 +129,13 @@ def test_states_copied_by_evolve_equal_dataclasses_replace_and_the_old_state_is_
             st = engine.apply(st, kind, payload)
             before = replace(st)
             for f in fields(st):
-                assert evolve(st, **{f.name: None}) == replace(st, **{f.name: None})
+                value = None
+                try:
+                    expected = replace(st, **{f.name: value})
+                except TypeError:  # a compiled state (setup.py: mypyc) takes only its field's own type
+                    value = getattr(st, f.name)
+                    expected = replace(st, **{f.name: value})
+                assert evolve(st, **{f.name: value}) == expected
             assert st == before and evolve(st) == st and evolve(st) is not st
             with pytest.raises(AssertionError, match="no field"):
                 evolve(st, no_such_field=1)
