@@ -34,11 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ledger.games import native_modules  # noqa: E402
 from ledger.games.cards import deck  # noqa: E402
 from ledger.games.poker import PokerEngine, PokerState, high_hand_key  # noqa: E402
 from ledger.games.poker_hands import CARD_ID  # noqa: E402
 from ledger.importers.phh import PhhError, hand_events, load_hands  # noqa: E402
+from ledger.native import modules as native_modules  # noqa: E402
 
 ENGINE = PokerEngine()
 CORPUS_CANDIDATES = [os.environ.get("PITBOSS_PHH_CORPUS", ""),
@@ -153,7 +153,7 @@ def measure(quick: bool) -> dict[str, Any]:
     n = len(texts)
     return {
         "hands": n,
-        "engine": native_modules().get("ledger.games.poker", "python"),  # compiled (setup.py) or the source
+        "engine": native_modules().get("ledger.games.poker", "python"),  # compiled (setup.py, ledger.native) or the source
         "variants": sorted({h["variant"] for h in parsed}),
         "replay_from_phh_text_hands_per_s": round(n / min(t_text)),
         "baseline_pokerkit_from_phh_text_hands_per_s": round(n / min(t_pk)),

@@ -12,6 +12,10 @@ The stable entry points:
 The layers and what may import what: ``docs/architecture.md``.
 """
 
+from ledger.native import install
+
+install()  # before any compiled module can be imported: each runs only as the source it was built from
+
 import ledger.games  # noqa: F401,E402  (the game engines and their event kinds)
 import ledger.judges  # noqa: F401,E402  (the judges of every stream type and their event kinds)
 import ledger.rng  # noqa: F401,E402  (the RNG protocol's kinds)

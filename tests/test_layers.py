@@ -12,10 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CORE = ("ledger.canonical", "ledger.timeutil", "ledger.collector", "ledger.forking", "ledger.keys", "ledger.kinds",
+CORE = ("ledger.canonical", "ledger.timeutil", "ledger.collector", "ledger.forking", "ledger.native", "ledger.keys", "ledger.kinds",
         "ledger.events", "ledger.refs", "ledger.chain", "ledger.scope", "ledger.keyring", "ledger.clock", "ledger.producer", "ledger.store")
 # the core without storage: what the pure layers (games, the log's maths) build on
-PURE = ("ledger.canonical", "ledger.timeutil", "ledger.collector", "ledger.forking", "ledger.kinds", "ledger.events",
+PURE = ("ledger.canonical", "ledger.timeutil", "ledger.collector", "ledger.forking", "ledger.native", "ledger.kinds", "ledger.events",
         "ledger.refs", "ledger.chain", "ledger.keys", "ledger.scope")
 LOG = ("ledger.log.merkle", "ledger.log.note", "ledger.log.proofs", "ledger.log.tiles", "ledger.log.witness")
 TRUST = ("ledger.trust",)  # the roots a verifier pins and its own state: on the log's notes only

@@ -38,18 +38,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import json
 import pkgutil
 import random
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -75,7 +68,7 @@ def evolve(state: S, **changes: Any) -> S:
     plain (no ``__post_init__``, no ``init=False`` field, no slots): a new instance holding
     the old one's fields with ``changes``, without running ``__init__``. About five times
     faster (0.66 us against 3.5 us measured); every replay copies state on every event. A
-    compiled engine's state (``NativeGuard``) has no ``__dict__``: ``dataclasses.replace``."""
+    compiled engine's state (``ledger.native``) has no ``__dict__``: ``dataclasses.replace``."""
     known = state.__dataclass_fields__  # type: ignore[attr-defined]  # a dataclass, by contract
     assert changes.keys() <= known.keys(), f"{type(state).__name__} has no field {set(changes) - set(known)}"
     old = getattr(state, "__dict__", None)
@@ -416,50 +409,6 @@ def house_edge_names() -> dict[str, tuple[Engine, str]]:
     """Every ``pitboss rules house-edge`` name: (its engine, its method)."""
     return {name: (engine, method) for engine in ENGINES.values() for name, method in engine.house_edges.items()}
 
-
-class NativeGuard(importlib.abc.MetaPathFinder):
-    """Imports a compiled game module (``setup.py``: mypyc) only while its source is the one
-    it was built from: ``_native.json`` beside this file records each compiled module's
-    source SHA-256 at build time. A module of this package with a compiled extension beside
-    its source is imported from the source instead whenever the source differs now (edited
-    since the last ``pip install``) or no record says what it was built from (a later
-    ``PITBOSS_PURE_PYTHON=1`` install leaves an earlier build's extension in place), so what
-    runs is always the code that is read. A source is hashed once, when its module is
-    first imported; a module with no extension costs a few ``stat`` calls."""
-
-    def __init__(self, package: str, folder: Path):
-        self.prefix, self.folder = package + ".", folder
-        try:
-            self.built: dict[str, str] = json.loads((folder / "_native.json").read_text())
-        except (OSError, ValueError):
-            self.built = {}
-
-    def compiled(self, name: str) -> bool:
-        """Whether ``name`` has a compiled extension beside its source."""
-        base = name[len(self.prefix):]
-        return any((self.folder / (base + suffix)).exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES)
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if not name.startswith(self.prefix) or "." in name[len(self.prefix):] or not self.compiled(name):
-            return None
-        source = self.folder / (name[len(self.prefix):] + ".py")
-        try:
-            if hashlib.sha256(source.read_bytes()).hexdigest() == self.built.get(name):
-                return None  # the compiled module, found by the usual finders (an extension comes first)
-        except OSError:
-            return None  # no source (the compiled group's own library): the usual finders
-        return importlib.util.spec_from_file_location(name, source)
-
-
-def native_modules() -> dict[str, str]:
-    """Each game module built compiled, as it runs now: "compiled" or "python" (the
-    benchmarks print it)."""
-    return {name: "compiled" if str(getattr(sys.modules.get(name), "__file__", "")).endswith((".so", ".pyd"))
-            else "python" for name in _GUARD.built}
-
-
-_GUARD = NativeGuard(__name__, Path(__file__).parent)
-sys.meta_path.insert(0, _GUARD)
 
 
 __all__ = ["ENGINES", "DemoTable", "Engine", "Events", "EngineDefaults", "Play", "RoundMoney", "RuleViolation",

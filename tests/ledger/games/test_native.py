@@ -1,8 +1,8 @@
 """The compiled poker engine (setup.py: mypyc) is the same source, compiled, and runs only
-while it is (``ledger.games.NativeGuard``).
+while it is (``ledger.native.NativeGuard``).
 
 - an install compiles it unless told not to (``PITBOSS_PURE_PYTHON=1``), and records the
-  source it was built from (``ledger/games/_native.json``);
+  source it was built from (``ledger/_native.json``);
 - the module in use is the compiled one exactly when its source is the one recorded: a
   source edited since, or an extension with no record, runs as Python;
 - compiled and Python judge alike: the same hands give the same stacks, pots and winners,
@@ -22,14 +22,16 @@ from pathlib import Path
 import pytest
 
 import ledger.games.poker as poker
-from ledger.games import native_modules
+from ledger.native import COMPILED
+from ledger.native import modules as native_modules
 
 ROOT = Path(__file__).resolve().parents[3]
-MANIFEST = ROOT / "ledger" / "games" / "_native.json"
+MANIFEST = ROOT / "ledger" / "_native.json"
 
 PROBE = r"""
 import hashlib, json, random, sys
-from ledger.games import RuleViolation, native_modules
+from ledger.games import RuleViolation
+from ledger.native import modules as native_modules
 from ledger.games.poker import PokerEngine, final_stacks, random_hand
 from ledger.importers.phh import PhhError, hand_events, load_hands
 
@@ -102,13 +104,13 @@ def test_an_install_compiles_the_engine_and_records_its_source() -> None:
         pytest.skip("installed with PITBOSS_PURE_PYTHON=1: nothing is compiled")
     assert MANIFEST.exists(), "pip install -e . did not compile the poker engine (setup.py)"
     built = json.loads(MANIFEST.read_text())
-    assert set(built) == {"ledger.games.poker"}
+    assert set(built) == set(COMPILED) == {"ledger.games.poker"}
     assert all(len(d) == 64 for d in built.values())
 
 
 def test_the_module_in_use_is_compiled_exactly_when_its_source_is_the_one_built() -> None:
     if not MANIFEST.exists():  # no record of a build: the source runs, even beside an earlier build's extension
-        assert native_modules() == {} and poker.__file__.endswith(".py")
+        assert native_modules() == {"ledger.games.poker": "python"} and poker.__file__.endswith(".py")
         return
     built = json.loads(MANIFEST.read_text())["ledger.games.poker"]
     same = hashlib.sha256((ROOT / "ledger" / "games" / "poker.py").read_bytes()).hexdigest() == built
@@ -128,7 +130,7 @@ def test_an_edited_source_runs_as_python_and_both_judge_alike(tmp_path: Path) ->
     with (edited / "ledger" / "games" / "poker.py").open("a", encoding="utf-8") as fh:
         fh.write("\n# edited after the build\n")
     unrecorded = _copy(tmp_path, "unrecorded")  # an extension with no record of its source (a later pure install)
-    (unrecorded / "ledger" / "games" / "_native.json").unlink()
+    (unrecorded / "ledger" / "_native.json").unlink()
     compiled = _probe(as_built, corpus)
     source = _probe(edited, corpus)
     assert compiled["modules"] == {"ledger.games.poker": "compiled"}
