@@ -1073,7 +1073,7 @@ def _export(c: Context, round_id: str, output: str, render: Any) -> None:
     """A stored poker round written by ``render(events, rules as played, provenance)``
     to ``output`` ('-': standard output); exit 2 for no such round, 1 for one the format
     cannot hold."""
-    from ledger.events import EventError
+    from ledger.events import EventError, check_payload
     from ledger.importers.phh import PhhError
     from ledger.importers.phh_import import provenance_of
     from ledger.judges.round import config_of, played_rules
@@ -1082,6 +1082,11 @@ def _export(c: Context, round_id: str, output: str, render: Any) -> None:
     out = _output_file(False, output)
     with _Guard(False), c.open() as store:
         events = store.stream_events(stream)
+        for ev in events:  # a row never through ingest may carry anything (ledger.judges.round.walk)
+            try:
+                check_payload(ev.kind, ev.payload)
+            except EventError as exc:
+                _fail(False, f"{stream} seq {ev.seq}: {exc.reason} (ingest refuses such an event)", EXIT_FAILED)
         if not events or events[0].kind != "round.open.v1" or events[0].payload["game"] != "poker":
             _fail(False, f"no poker round {stream} in the ledger", EXIT_USAGE)
         try:

@@ -388,8 +388,8 @@ def test_attack_3_events_in_a_form_ingest_refuses_written_behind_its_back_are_na
     and writes them behind ingest's back. The signatures hold, so only the form gives them
     away: every reader checks it as ingest does (``ledger.events.check_payload``).
     Reconcile names each with check "schema" (NOT RECONCILED, exit 1), replay names the
-    step, and the views, balances, AML scan and table state count them for nothing; no
-    job stops on them with an exception."""
+    step, an export names the event and writes nothing, and the views, balances, AML scan
+    and table state count them for nothing; no job stops on them with an exception."""
     c = Casino(ledger)
     cli = checkpointed(ledger.cli_args())
     b = c.batch()
@@ -425,6 +425,10 @@ def test_attack_3_events_in_a_form_ingest_refuses_written_behind_its_back_are_na
         assert res.exit_code == 1 and res.exception is None or isinstance(res.exception, SystemExit), res.exception
         seqs = {d["seq"] for d in json.loads(res.stdout)["differences"]}
         assert {seq for stream, seq in bad if stream == f"round:bad-{n}"} <= seqs
+    for n in range(len(MALFORMED_ACTIONS)):
+        for fmt in ("phh", "ohh"):
+            res = CliRunner().invoke(main, cli + ["export", fmt, f"round:bad-{n}", "-o", str(tmp_path / f"{n}.{fmt}")])
+            assert res.exit_code == 1 and f"round:bad-{n} seq" in res.output, (fmt, n, res.output, res.exception)
     for cmd in (["projections", "run"], ["aml", "flags", "--json"], ["table", "T-A", "--json"],
                 ["evidence", "round:bad-0", "-o", str(tmp_path / "bundle")]):
         res = CliRunner().invoke(main, cli + cmd)
