@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ledger.canonical import EVENT_HASH_DOMAIN, GENESIS_PREV, MAX_SAFE_INT, canonical_json, event_hash
 from ledger.keys import Signer, verify_signature
-from ledger.kinds import KINDS, stream_type_of
+from ledger.kinds import KINDS, KindSpec, stream_type_of
 from ledger.timeutil import parse_utc_once
 
 ENVELOPE_FIELDS = ("ledger", "stream", "seq", "at", "kind", "actor", "key_id", "prev", "payload", "hash", "sig")
@@ -318,7 +318,7 @@ def parse_event(obj: Any) -> SignedEvent:
     single = spec.single_stream
     if single is not None and env.stream != single:
         raise EventError("schema", f"kind {env.kind} belongs on the one stream {single!r}, not {env.stream!r}")
-    check_payload(env.kind, env.payload)
+    _check_payload(spec, env.payload)
     if env.seq == 1 and env.prev != GENESIS_PREV:
         raise EventError("chain", f"seq 1 must have the genesis prev ({GENESIS_PREV[:8]}...)")
     return signed_event(env.__dict__)
@@ -332,6 +332,10 @@ def check_payload(kind: str, payload: Any) -> None:
     spec = KINDS.get(kind)
     if spec is None:
         raise EventError("schema", f"unknown kind {kind!r}")
+    _check_payload(spec, payload)
+
+
+def _check_payload(spec: KindSpec, payload: Any) -> None:
     try:
         spec.model.__pydantic_validator__.validate_python(payload)
     except ValidationError as exc:
