@@ -59,6 +59,79 @@ def test_uniform_rejects_to_remove_modulo_bias() -> None:
         s.uniform(0)
 
 
+
+class _Reference:
+    """The byte stream and ``uniform`` exactly as the module docstring words them, written
+    for clarity only: HMAC-SHA256 keyed by the seed for each block, the stream as bytes."""
+
+    def __init__(self, seed: bytes, round_id: str):
+        self.seed, self.prefix, self.counter, self.buf = seed, b"pitboss.rng.v1\x00" + round_id.encode() + b"\x00", 0, b""
+
+    def _u64(self) -> int:
+        if len(self.buf) < 8:
+            self.buf += __import__("hmac").new(self.seed, self.prefix + self.counter.to_bytes(8, "big"),
+                                               hashlib.sha256).digest()
+            self.counter += 1
+        x, self.buf = int.from_bytes(self.buf[:8], "big"), self.buf[8:]
+        return x
+
+    def uniform(self, n: int) -> int:
+        while True:
+            x = self._u64()
+            if x < 2**64 - (2**64 % n):
+                return x % n
+
+
+def _reference_shoe(seed: bytes, round_id: str, decks: int) -> list[str]:
+    out, s = [c for _ in range(decks) for c in deck()], _Reference(seed, round_id)
+    for i in range(len(out) - 1, 0, -1):
+        j = s.uniform(i + 1)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def test_draws_equal_the_docstrings_algorithm_word_for_word_pitboss_hmac_sha256_fy_v1() -> None:
+    """The derivation as ledger.rng runs it (a keyed HMAC copied per block, words unpacked
+    four at a time, uniform inlined in the shuffle) against the docstring's text read
+    literally: 200 seeds and round ids (non-ASCII among them), shoes of 1 to 8 decks,
+    uniform over random ranges up to 2**32, roulette and dice."""
+    import random
+
+    r = random.Random(16)
+    for i in range(200):
+        seed, rid = r.randbytes(32), f"round:T{i}-{'é' * (i % 3)}{i}"
+        assert rng.shoe(seed, rid, 1 + i % 8) == _reference_shoe(seed, rid, 1 + i % 8)
+        ours, ref = rng.DrawStream(seed, rid), _Reference(seed, rid)
+        ranges = [r.randint(1, 2**32) for _ in range(40)] + [1, 2, 3, 2**32]
+        assert [ours.uniform(n) for n in ranges] == [ref.uniform(n) for n in ranges]
+        ref = _Reference(seed, rid)
+        assert list(itertools.islice(rng.roulette_pockets(seed, rid, "american"), 30)) == [
+            "00" if k == 37 else str(k) for k in (ref.uniform(38) for _ in range(30))]
+        ref = _Reference(seed, rid)
+        assert list(itertools.islice(rng.dice(seed, rid), 30)) == [ref.uniform(6) + 1 for _ in range(30)]
+
+
+class _Scripted:
+    """A draw stream that returns the given 8-byte words: the rejection branch, which
+    HMAC output reaches for a shoe with a probability under 2**-55 a draw."""
+
+    def __init__(self, words: list[int]):
+        self.words = list(words)
+
+    def _u64(self) -> int:
+        return self.words.pop(0)
+
+
+def test_shuffle_rejects_a_word_at_or_above_the_limit_and_reads_the_next_docstring_uniform() -> None:
+    # three cards: i = 2 draws uniform(3), whose limit is 2**64 - 1 (2**64 mod 3 = 1): the
+    # word 2**64 - 1 is rejected, 4 gives j = 1; i = 1 draws uniform(2): 7 gives j = 1
+    words = [2**64 - 1, 4, 7]
+    assert rng.shuffle(["a", "b", "c"], _Scripted(words)) == ["a", "c", "b"]  # type: ignore[arg-type]
+    ref = _Scripted(words)
+    assert [_Reference.uniform(ref, 3), _Reference.uniform(ref, 2)] == [1, 1]  # type: ignore[arg-type]
+    assert ref.words == []  # both read all three words: the rejected one too
+
+
 # --- at ingest -----------------------------------------------------------------------
 
 @pytest.fixture
