@@ -347,7 +347,8 @@ def _day_pass(store: Store, day: str, counts: Accept, fresh_url: DatabaseURL, sa
             if row.kind == "round.close.v1":  # walked once: for the checks below and for the views
                 held = sorted(open_rounds.pop(row.stream, []), key=lambda h: h[0])
                 events = [e if e is not None else event_from_stored(state) for _, state, e in held]
-                walked = walk(events, configs)
+                # each counted row's payload was checked above; a row that did not count was not
+                walked = walk(events, configs, checked=all(e is not None for _, _, e in held))
                 if walked[0] is not None:
                     ctx.remember(row.stream, events, walked[0], bool(walked[1]))
             views.feed(row.notification_id, ev)

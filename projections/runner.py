@@ -219,6 +219,10 @@ class Applier:
                  store: Store | None = None, hold_rounds: bool = True):
         self.vstore = vstore
         self.store = store
+        self.checked = False
+        """Every event fed has had its payload checked as ingest checks it (``check_payload``),
+        as ``ledger.verify.RowJudge`` does before it hands an event back: the rounds held are
+        then walked without checking them again (``catch_up`` says so)."""
         self.held: dict[str, list[SignedEvent]] | None = {} if hold_rounds and store is not None else None
         """Each open round's events as they are fed: at its close the round is walked from
         these (``Context.remember``) rather than read again, when they are all of it (from
@@ -262,7 +266,7 @@ class Applier:
             return
         del self.held[ev.stream]
         if [e.seq for e in events] == list(range(1, ev.seq + 1)):  # the whole round, as stored: walk it once here
-            rs, refused = walk(events, self.configs)
+            rs, refused = walk(events, self.configs, self.checked)
             if rs is not None:
                 self.ctx.remember(ev.stream, events, rs, bool(refused))
 
@@ -296,6 +300,7 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
     if accept is None:
         accept = RowJudge(store)
     applier = Applier(vstore, names, ctx, observe, store)
+    applier.checked = isinstance(accept, RowJudge)  # it hands back only events whose payload it checked
     top = store.max_notification_id()
     lo = (applier.low if applier.views else top) + 1
     written = 0

@@ -220,7 +220,7 @@ def step(rs: RoundState, ev: SignedEvent) -> RoundState:
     return evolve(rs, st=st, game_events=rs.game_events + 1, fresh=fresh)
 
 
-def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None = None
+def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None = None, checked: bool = False
          ) -> tuple[RoundState | None, list[tuple[int, EventError]]]:
     """A stored round's events, round.open first, walked in order: the state after the
     last event the rules accept, and every (seq, refusal) on the way. For readers of
@@ -229,12 +229,15 @@ def walk(events: list[SignedEvent], event_at: Callable[[str, int], Any] | None =
     a round that cites one cannot be walked without it. Each event's payload is checked
     against its kind's schema first, as ingest checks it: a row written behind ingest's
     back, signed by a key allowed to write it, is refused with its field named rather than
-    fed to the engine (issue 14: a stolen key)."""
+    fed to the engine (issue 14: a stolen key). ``checked``: the caller has checked every
+    one of ``events`` so already (``check_payload``: reconciliation's day pass, a rebuild's
+    ``ledger.verify.RowJudge``), and it is not checked twice."""
     rs: RoundState | None = None
     refused: list[tuple[int, EventError]] = []
     for ev in events:
         try:
-            check_payload(ev.kind, ev.payload)  # a stored row may never have met ingest
+            if not checked:
+                check_payload(ev.kind, ev.payload)  # a stored row may never have met ingest
             if ev.kind == "round.open.v1":
                 rs = open_round(ev, config_of(ev, event_at or _no_table))
             elif rs is not None:
