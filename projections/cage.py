@@ -50,6 +50,8 @@ class CageBook:
         return balance - held
 
     def event(self, ev: SignedEvent, ops: dict[str, list[Add | Put]]) -> None:
+        if not (ops.get("accounts") or ops.get("chips")):
+            return  # most events move no money: nothing to follow
         account_ops = [op for op in ops.get("accounts", ()) if isinstance(op, Add)]
         chip_ops = [op for op in ops.get("chips", ()) if isinstance(op, Add)]
         keys = {op.key for op in account_ops} | {(op.key[1], op.key[2]) for op in chip_ops}

@@ -41,6 +41,7 @@ class ViewStore:
         self.views = views or VIEWS
         self.postgres = url.backend == "postgres"
         self.prefix = "view_" if self.postgres else ""
+        self._statements: dict[tuple[str, str, bool], str] = {}  # (view, table, an Add?) -> its INSERT
         if self.postgres:
             from eventsourcing.postgres import (
                 PostgresDatastore,
@@ -86,25 +87,61 @@ class ViewStore:
         return (f"CREATE TABLE IF NOT EXISTS {self.table_name(t.name)} ({', '.join(cols)},"
                 f" PRIMARY KEY ({', '.join(t.keys)}))")
 
-    def _op_sql(self, view: View, op: Add | Put) -> tuple[str, tuple[Any, ...]]:
-        t = next(t for t in view.tables if t.name == op.table)
-        ph = "%s" if self.postgres else "?"
-        names = list(t.keys) + list(t.columns)
-        placeholders = ", ".join([ph] * len(names))
-        if isinstance(op, Add):
-            updates = ", ".join(f"{c} = cur.{c} + excluded.{c}" for c in t.columns)
-            sql = (f"INSERT INTO {self.table_name(t.name)} AS cur ({', '.join(names)}) VALUES ({placeholders})"
-                   f" ON CONFLICT ({', '.join(t.keys)}) DO UPDATE SET {updates}")
-            return sql, tuple(op.key) + tuple(op.amounts)
-        sql = f"INSERT INTO {self.table_name(t.name)} ({', '.join(names)}) VALUES ({placeholders})"
-        return sql, tuple(op.key) + tuple(op.values)
+    def _statement(self, view: View, table: str, add: bool) -> str:
+        """The INSERT of one of ``view``'s tables for an ``Add`` (an upsert that adds to the
+        row's counters) or a ``Put``, built once and kept."""
+        sql = self._statements.get((view.name, table, add))
+        if sql is None:
+            t = next(t for t in view.tables if t.name == table)
+            ph = "%s" if self.postgres else "?"
+            names = list(t.keys) + list(t.columns)
+            placeholders = ", ".join([ph] * len(names))
+            if add:
+                updates = ", ".join(f"{c} = cur.{c} + excluded.{c}" for c in t.columns)
+                sql = (f"INSERT INTO {self.table_name(t.name)} AS cur ({', '.join(names)}) VALUES ({placeholders})"
+                       f" ON CONFLICT ({', '.join(t.keys)}) DO UPDATE SET {updates}")
+            else:
+                sql = f"INSERT INTO {self.table_name(t.name)} ({', '.join(names)}) VALUES ({placeholders})"
+            self._statements[(view.name, table, add)] = sql
+        return sql
 
     def write(self, view: View, position: int, ops: list[Add | Put]) -> None:
-        """The view's row changes and its new position, in one transaction."""
+        """The view's row changes and its new position, in one transaction. A table's
+        ``Add``s to one row are summed first (addition is exact in Python's integers and the
+        order of additions does not change a sum), so a row a chunk adds to many times is
+        written once; each table's rows go in one ``executemany``. Tables are independent
+        (no constraint spans two); a table given both kinds of operation in one chunk has
+        them written one by one, in order."""
+        sums: dict[str, dict[tuple[Any, ...], list[int]]] = {}
+        puts: dict[str, list[tuple[Any, ...]]] = {}
+        mixed: dict[str, list[Add | Put]] = {}
+        for op in ops:
+            if isinstance(op, Add):
+                rows = sums.setdefault(op.table, {})
+                total = rows.get(op.key)
+                if total is None:
+                    rows[op.key] = list(op.amounts)
+                else:
+                    for i, amount in enumerate(op.amounts):
+                        total[i] += amount
+            else:
+                puts.setdefault(op.table, []).append(op.key + op.values)
+        for table in sums.keys() & puts.keys():
+            mixed[table] = [op for op in ops if op.table == table]
         with self.datastore.transaction(commit=True) as c:
             self.recorder._insert_tracking(c, Tracking(view.name, position))
-            for op in ops:
-                c.execute(*self._op_sql(view, op))
+            for table, rows in sums.items():
+                if table not in mixed:
+                    c.executemany(self._statement(view, table, True), [key + tuple(v) for key, v in rows.items()])
+            for table, values in puts.items():
+                if table not in mixed:
+                    c.executemany(self._statement(view, table, False), values)
+            for table, table_ops in mixed.items():
+                for op in table_ops:
+                    if isinstance(op, Add):
+                        c.execute(self._statement(view, table, True), op.key + op.amounts)
+                    else:
+                        c.execute(self._statement(view, table, False), op.key + op.values)
 
     def position(self, name: str) -> int:
         return self.recorder.max_tracking_id(name) or 0
@@ -250,11 +287,15 @@ class Applier:
             else:
                 self.configs.see(ev)
         seen: dict[str, list[Add | Put]] = {}
+        kind = ev.kind
         for v in self.views:
             if notification_id > self.positions[v.name]:
-                seen[v.name] = v.handle(ev, self.ctx)
-                self.ops[v.name].extend(seen[v.name])
                 self.counts[v.name] += 1
+                if v.kinds is not None and kind not in v.kinds:
+                    continue  # nothing of this view changes (``View.kinds``)
+                ops = seen[v.name] = v.handle(ev, self.ctx)
+                if ops:
+                    self.ops[v.name].extend(ops)
         if self.observe is not None:
             self.observe(ev, seen)
 
@@ -289,7 +330,8 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
     """Apply every stored event after each view's position, chunk by chunk.
 
     ``stop_after``: stop once this many chunks are written (tests of an interrupted run).
-    ``observe(event, {view: its row operations for the event})``: called for each event
+    ``observe(event, {view: its row operations for the event})`` (the views whose ``kinds``
+    hold the event's): called for each event
     in ledger order (reconciliation follows the cage money with it, ``projections.cage``).
     ``accept``: which rows count (issue 14 point 3); by default each row's own signature,
     hash and key are checked (``ledger.verify.RowJudge``) and a row that fails is skipped.

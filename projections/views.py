@@ -69,6 +69,9 @@ class Table:
 class View:
     name: str
     tables: tuple[Table, ...]
+    kinds: frozenset[str] | None = None
+    """The only kinds of event ``handle`` may answer with operations (None: any kind): the
+    runner does not call it for another (most events change none of most views)."""
 
     def handle(self, ev: SignedEvent, ctx: Context) -> list[Add | Put]:
         raise NotImplementedError
@@ -209,6 +212,7 @@ class AccountsView(View):
 
 class ChipsView(View):
     name = "chips"
+    kinds = frozenset({"chips.buy_in.v1", "chips.cash_out.v1", "round.close.v1"})
     tables = (Table("chips", ("table_id", "player", "currency"), ("bought", "cashed", "results")),)
 
     def handle(self, ev: SignedEvent, ctx: Context) -> list[Add | Put]:
@@ -230,6 +234,7 @@ class ChipsView(View):
 
 class TablesView(View):
     name = "tables"
+    kinds = frozenset({"round.close.v1"})
     tables = (Table("tables", ("table_id", "day", "currency"),
                     ("rounds", "voided", "staked", "paid", "commission", "rake", "house_net")),)
 
@@ -247,6 +252,7 @@ class TablesView(View):
 
 class RoundsView(View):
     name = "rounds"
+    kinds = frozenset({"round.close.v1"})
     tables = (Table("rounds", ("round",), ("table_id", "game", "status", "opened_at", "closed_at", "staked", "paid",
                                             "commission", "rake"),
                     text_columns=("table_id", "game", "status", "opened_at", "closed_at")),)
@@ -263,6 +269,7 @@ class RoundsView(View):
 
 class RoundIndexView(View):
     name = "round_index"
+    kinds = frozenset({"round.close.v1"})
     tables = (Table("round_players", ("round", "player"), ("table_id", "day", "net"), text_columns=("table_id", "day")),
               Table("round_currency", ("round",), ("currency",), text_columns=("currency",)))
 

@@ -19,7 +19,7 @@ from ledger.sim.sample import write_sample_batch
 from ledger.store import Row
 from ledger.verify import RowJudge
 from projections.runner import ViewStore, catch_up, rebuild
-from projections.views import ACCOUNT_COLUMNS, account_balance
+from projections.views import ACCOUNT_COLUMNS, Add, Put, Table, View, account_balance
 from tests.conftest import execute_sql
 from tests.helpers import ROOT, ingest
 
@@ -268,3 +268,66 @@ def test_issue_14_point_3_rows_that_are_no_event_at_all_are_refused_by_name_and_
         rebuild(ledger.store, vs)
         after = _balances(vs)
     assert after == {a: b - lost.get(a, 0) for a, b in before.items()}
+
+
+class _Ledgerish(View):
+    """A view with a counter table, a write-once table and a table given both (for write's
+    in-order path): what ``ViewStore.write`` must store whatever the operations' grouping."""
+
+    name = "ledgerish"
+    tables = (Table("counters", ("who", "cur"), ("a", "b")), Table("once", ("rid",), ("v",), ("v",)),
+              Table("both", ("k",), ("n",)))
+
+
+def test_write_sums_a_chunks_adds_per_row_and_stores_what_one_by_one_would(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Issue 5 point 1 (a view is the events' sum) kept by issue 16's batched write: a
+    chunk's Adds to one row summed first, each table in one executemany, a table given
+    both kinds of operation written in order; the rows equal the operations applied one
+    by one (computed here in Python), on SQLite and PostgreSQL."""
+    view = _Ledgerish()
+    rng = random.Random(5)
+    with ViewStore(ledger.store.url, {view.name: view}) as vs:
+        vs.reset(view.name)
+        expected: dict[tuple[object, ...], list[int]] = {}
+        once: dict[tuple[object, ...], str] = {}
+        for chunk in range(3):
+            ops: list[Add | Put] = []
+            for i in range(400):
+                key = (f"p{rng.randrange(7)}", rng.choice(["EUR", "USD"]))
+                amounts = (rng.randrange(-10**12, 10**12), rng.randrange(3))
+                ops.append(Add("counters", key, amounts))
+                total = expected.setdefault(key, [0, 0])
+                total[0] += amounts[0]
+                total[1] += amounts[1]
+                if i % 50 == 0:
+                    rid = (f"r{chunk}-{i}",)
+                    ops.append(Put("once", rid, (f"v{i}",)))
+                    once[rid] = f"v{i}"
+            if chunk == 1:  # a Put then Adds to its row: only in order does the row end at 1 + 2 + 3
+                ops += [Put("both", ("x",), (1,)), Add("both", ("x",), (2,)), Add("both", ("x",), (3,))]
+            vs.write(view, 100 * (chunk + 1), ops)
+        rows = vs.rows(view.name)
+        assert {tuple(r[:2]): list(r[2:]) for r in rows["counters"]} == expected
+        assert {tuple(r[:1]): r[1] for r in rows["once"]} == once
+        assert rows["both"] == [("x", 6)]
+        assert vs.position(view.name) == 300
+
+
+def test_a_view_answers_nothing_for_a_kind_outside_its_kinds_so_the_runner_may_skip_it(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 point 4 (cheaper readers): the runner calls a view's ``handle`` only for the
+    kinds in ``View.kinds``; that is sound only while ``handle`` gives no operation for any
+    other kind. Every registered kind, on a round, table, account and tournament stream."""
+    from types import SimpleNamespace
+
+    from ledger.kinds import KINDS
+    from projections.views import VIEWS, Context
+
+    ctx = Context(ledger.store)
+    limited = [v for v in VIEWS.values() if v.kinds is not None]
+    assert {v.name for v in limited} == {"chips", "tables", "rounds", "round_index"}
+    for v in limited:
+        assert v.kinds is not None and v.kinds <= set(KINDS)
+        for kind in sorted(set(KINDS) - v.kinds):
+            for stream in ("round:T1-1", "table:T1", "account:ana", "tournament:t1", "chips:T1"):
+                ev = SimpleNamespace(kind=kind, stream=stream, seq=1, payload={}, at="2026-11-28T12:00:00Z")
+                assert v.handle(ev, ctx) == [], (v.name, kind, stream)  # type: ignore[arg-type]
