@@ -71,7 +71,6 @@ def commitment(seed: bytes) -> str:
 
 _WORDS = struct.Struct(">4Q")
 """A block's 32 bytes as the four 8-byte big-endian words ``uniform`` reads, in order."""
-_TWO64 = 2**64
 
 
 class DrawStream:
@@ -102,7 +101,7 @@ class DrawStream:
     def uniform(self, n: int) -> int:
         if not 1 <= n <= 2**32:
             raise ValueError(f"uniform({n}) is out of range")
-        limit = _TWO64 - (_TWO64 % n)
+        limit = 2**64 - (2**64 % n)
         while True:
             x = self._u64()
             if x < limit:
@@ -110,17 +109,10 @@ class DrawStream:
 
 
 def shuffle(items: list[Any], draws: DrawStream) -> list[Any]:
-    """Fisher-Yates (Knuth's Algorithm P) with unbiased indices; returns a new list.
-    ``uniform(i + 1)`` of the module docstring, inlined (a shoe is hundreds of draws)."""
+    """Fisher-Yates (Knuth's Algorithm P) with unbiased indices; returns a new list."""
     out = list(items)
-    u64 = draws._u64
     for i in range(len(out) - 1, 0, -1):
-        n = i + 1
-        limit = _TWO64 - (_TWO64 % n)
-        x = u64()
-        while x >= limit:
-            x = u64()
-        j = x % n
+        j = draws.uniform(i + 1)
         out[i], out[j] = out[j], out[i]
     return out
 

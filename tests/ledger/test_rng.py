@@ -92,7 +92,7 @@ def _reference_shoe(seed: bytes, round_id: str, decks: int) -> list[str]:
 
 def test_draws_equal_the_docstrings_algorithm_word_for_word_pitboss_hmac_sha256_fy_v1() -> None:
     """The derivation as ledger.rng runs it (a keyed HMAC copied per block, words unpacked
-    four at a time, uniform inlined in the shuffle) against the docstring's text read
+    four at a time) against the docstring's text read
     literally: 200 seeds and round ids (non-ASCII among them), shoes of 1 to 8 decks,
     uniform over random ranges up to 2**32, roulette and dice."""
     import random
@@ -111,11 +111,11 @@ def test_draws_equal_the_docstrings_algorithm_word_for_word_pitboss_hmac_sha256_
         assert list(itertools.islice(rng.dice(seed, rid), 30)) == [ref.uniform(6) + 1 for _ in range(30)]
 
 
-class _Scripted:
+class _Scripted(rng.DrawStream):
     """A draw stream that returns the given 8-byte words: the rejection branch, which
     HMAC output reaches for a shoe with a probability under 2**-55 a draw."""
 
-    def __init__(self, words: list[int]):
+    def __init__(self, words: list[int]):  # no seed: the words stand for the HMAC's
         self.words = list(words)
 
     def _u64(self) -> int:
@@ -126,7 +126,7 @@ def test_shuffle_rejects_a_word_at_or_above_the_limit_and_reads_the_next_docstri
     # three cards: i = 2 draws uniform(3), whose limit is 2**64 - 1 (2**64 mod 3 = 1): the
     # word 2**64 - 1 is rejected, 4 gives j = 1; i = 1 draws uniform(2): 7 gives j = 1
     words = [2**64 - 1, 4, 7]
-    assert rng.shuffle(["a", "b", "c"], _Scripted(words)) == ["a", "c", "b"]  # type: ignore[arg-type]
+    assert rng.shuffle(["a", "b", "c"], _Scripted(words)) == ["a", "c", "b"]
     ref = _Scripted(words)
     assert [_Reference.uniform(ref, 3), _Reference.uniform(ref, 2)] == [1, 1]  # type: ignore[arg-type]
     assert ref.words == []  # both read all three words: the rejected one too
