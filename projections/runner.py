@@ -253,10 +253,10 @@ class Applier:
 
     def __init__(self, vstore: ViewStore, names: Iterable[str] | None = None, ctx: Context | None = None,
                  observe: Callable[[SignedEvent, dict[str, list[Add | Put]]], None] | None = None,
-                 store: Store | None = None, hold_rounds: bool = True):
+                 store: Store | None = None, hold_rounds: bool = True, checked: bool = False):
         self.vstore = vstore
         self.store = store
-        self.checked = False
+        self.checked = checked
         """Every event fed has had its payload checked as ingest checks it (``check_payload``),
         as ``ledger.verify.RowJudge`` does before it hands an event back: the rounds held are
         then walked without checking them again (``catch_up`` says so)."""
@@ -341,8 +341,8 @@ def catch_up(store: Store, vstore: ViewStore, names: Iterable[str] | None = None
 
     if accept is None:
         accept = RowJudge(store)
-    applier = Applier(vstore, names, ctx, observe, store)
-    applier.checked = isinstance(accept, RowJudge)  # it hands back only events whose payload it checked
+    # RowJudge hands back only events whose payload it checked
+    applier = Applier(vstore, names, ctx, observe, store, checked=isinstance(accept, RowJudge))
     top = store.max_notification_id()
     lo = (applier.low if applier.views else top) + 1
     written = 0
