@@ -29,7 +29,7 @@ from typing import Any
 import rtoml
 
 from ledger.games import RuleViolation
-from ledger.games.poker import PokerEngine, award_events, final_stacks
+from ledger.games.poker import PokerEngine, PokerState, award_events, final_stacks
 from ledger.games.poker_kinds import VARIANTS
 
 ENGINE = PokerEngine()
@@ -168,31 +168,17 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
     except RuleViolation as exc:
         raise PhhError(exc.reason) from None
     events: list[tuple[str, dict[str, Any]]] = []
-
-    k, raw = 0, None  # the action being replayed, named only when something is wrong with it
-
-    def where() -> str:
-        return f"action {k} {raw!r}" if k else ("forced bets" if st.phase != "award" else "award")
-
-    def emit(kind: str, payload: dict[str, Any]) -> None:
-        nonlocal st
-        try:
-            st = ENGINE.apply_in_place(st, kind, payload)  # a refusal drops the whole hand
-        except RuleViolation as exc:
-            raise PhhError(f"{where()}: {exc.reason}") from None
-        events.append((kind, payload))
-
+    payload: dict[str, Any]
     while st.posts_due:
         seat, typ, amount = st.posts_due[0]
-        emit("poker.post.v1", {"seat": seat + 1, "type": typ, "amount": amount})
-    apply = ENGINE.apply_in_place
-    append = events.append
+        payload = {"seat": seat + 1, "type": typ, "amount": amount}
+        st = _apply(st, "poker.post.v1", payload, 0, None)
+        events.append(("poker.post.v1", payload))
     for k, (raw, parts) in enumerate(zip(actions, split), start=1):  # each action judged here: no call a line
         size = len(parts)
         if size < 2:
-            raise PhhError(f"{where()}: not an action")
+            raise PhhError(f"{_where(k, raw, st.phase)}: not an action")
         actor, verb = parts[0], parts[1]
-        payload: dict[str, Any]
         if actor == "d":
             dealt = _seat_of(parts[2]) if verb == "dh" and size == 4 else None
             if dealt is not None:
@@ -200,11 +186,11 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
             elif verb == "db" and size == 3:
                 kind, payload = "poker.deal.v1", {"seat": 0, "cards": _cards(parts[2])}
             else:
-                raise PhhError(f"{where()}: dealer action {verb!r} is not supported for {variant}")
+                raise PhhError(f"{_where(k, raw, st.phase)}: dealer action {verb!r} is not supported for {variant}")
         else:
             named = _seat_of(actor)
             if named is None or not 1 <= named <= n:
-                raise PhhError(f"{where()}: {actor!r} is not a seat of this hand")
+                raise PhhError(f"{_where(k, raw, st.phase)}: {actor!r} is not a seat of this hand")
             seat = named
             kind = "poker.action.v1"
             if verb == "f" and size == 2:
@@ -225,19 +211,34 @@ def _hand_events(hand: dict[str, Any], complete: bool, variant: str, actions: li
             elif verb == "sm" and size <= 3:
                 kind, payload = "poker.show.v1", {"seat": seat, "cards": _cards(parts[2] if size == 3 else "")}
             else:
-                raise PhhError(f"{where()}: action {verb!r} is not supported for {variant}")
-        try:
-            st = apply(st, kind, payload)  # a refusal drops the whole hand
-        except RuleViolation as exc:
-            raise PhhError(f"{where()}: {exc.reason}") from None
-        append((kind, payload))
-    k = 0  # no action is being replayed now: ``where()`` names the award
+                raise PhhError(f"{_where(k, raw, st.phase)}: action {verb!r} is not supported for {variant}")
+        st = _apply(st, kind, payload, k, raw)  # a refusal drops the whole hand
+        events.append((kind, payload))
     if st.phase == "award":
         for award in award_events(st):
-            emit("poker.award.v1", award)
+            st = _apply(st, "poker.award.v1", award, 0, None)
+            events.append(("poker.award.v1", award))
     if st.phase != "done" and complete:
         raise PhhError(f"the history stops before the hand is over (it is in its {st.phase} phase)")
     return rules, events, st
+
+
+def _where(k: int, raw: Any, phase: str) -> str:
+    """Where a hand went wrong: action ``k`` (1-based) and its text, else the forced bets
+    or the award."""
+    return f"action {k} {raw!r}" if k else ("forced bets" if phase != "award" else "award")
+
+
+def _apply(st: PokerState, kind: str, payload: dict[str, Any], k: int, raw: Any) -> PokerState:
+    """The engine's state after the event (judged in place: a refusal drops the whole
+    hand), or PhhError naming where (``_where``) and why. Plain functions, no closure over
+    the hand's state: compiled (``ledger.native``), a closure's environment and the
+    functions in it would refer to each other, a cycle that kept every hand's state for
+    the garbage collector rather than freeing it when the hand is done."""
+    try:
+        return ENGINE.apply_in_place(st, kind, payload)
+    except RuleViolation as exc:
+        raise PhhError(f"{_where(k, raw, st.phase)}: {exc.reason}") from None
 
 
 def check_finishing_stacks(hand: dict[str, Any], rules: dict[str, Any], st: Any) -> str | None:
