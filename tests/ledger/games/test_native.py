@@ -16,6 +16,7 @@ the PHH importer) are the same source, compiled, and run only while they are
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -26,8 +27,6 @@ from pathlib import Path
 
 import pytest
 
-import ledger.games.poker as poker
-import ledger.importers.phh as phh
 from ledger.native import COMPILED, source_of
 from ledger.native import modules as native_modules
 
@@ -99,9 +98,8 @@ for path in sys.argv[1:]:  # corpus hands of every variant, when the corpus is h
         continue
     out.update(json.dumps([rules, events, final_stacks(st)], sort_keys=True, default=str).encode())
 out.update(json.dumps(refusals).encode())
-import ledger.games.poker as poker
-import ledger.importers.phh as phh
-print(json.dumps({"modules": native_modules(), "file": poker.__file__, "phh_file": phh.__file__,
+from ledger.native import COMPILED
+print(json.dumps({"modules": native_modules(), "files": {name: sys.modules[name].__file__ for name in COMPILED},
                   "digest": out.hexdigest(), "refused": sum(r is not None for r in refusals),
                   "refusals": [r for r in refusals if r is not None]}))
 """
@@ -144,8 +142,7 @@ def test_an_install_compiles_the_engine_and_records_its_source() -> None:
 
 
 def test_the_module_in_use_is_compiled_exactly_when_its_source_is_the_one_built() -> None:
-    loaded = {"ledger.games.poker": poker, "ledger.importers.phh": phh}
-    assert set(loaded) == set(COMPILED)
+    loaded = {name: importlib.import_module(name) for name in COMPILED}
     if not MANIFEST.exists():  # no record of a build: the source runs, even beside an earlier build's extension
         assert native_modules() == dict.fromkeys(COMPILED, "python")
         assert all(str(m.__file__).endswith(".py") for m in loaded.values())
@@ -158,9 +155,9 @@ def test_the_module_in_use_is_compiled_exactly_when_its_source_is_the_one_built(
 
 
 def test_an_edited_source_runs_as_python_and_both_judge_alike(tmp_path: Path) -> None:
-    """A byte added to poker.py after the build: the copy runs the source, not the stale
-    compiled module; and the compiled engine and the source give the same stacks, pots,
-    snapshots and refusals (word for word) on the same hands."""
+    """A line added to each compiled module's source after the build: the copy runs the
+    sources, not the stale compiled modules; and compiled and source give the same stacks,
+    pots, snapshots, events and refusals (word for word) on the same hands."""
     if not MANIFEST.exists():
         pytest.skip("nothing compiled here (PITBOSS_PURE_PYTHON=1)")
     corpus = _corpus_sample(120)
@@ -174,11 +171,12 @@ def test_an_edited_source_runs_as_python_and_both_judge_alike(tmp_path: Path) ->
     compiled = _probe(as_built, corpus)
     source = _probe(edited, corpus)
     assert compiled["modules"] == dict.fromkeys(COMPILED, "compiled")
-    assert str(compiled["file"]).endswith(".so") and str(compiled["phh_file"]).endswith(".so")
     assert source["modules"] == dict.fromkeys(COMPILED, "python")
-    assert str(source["file"]).endswith("poker.py") and str(source["phh_file"]).endswith("phh.py")
     unrecorded_run = _probe(unrecorded, [])
-    assert str(unrecorded_run["file"]).endswith("poker.py") and str(unrecorded_run["phh_file"]).endswith("phh.py")
+    for name in COMPILED:
+        assert str(compiled["files"][name]).endswith(".so")  # type: ignore[index]
+        for run in (source, unrecorded_run):
+            assert str(run["files"][name]).endswith(source_of(name).name)  # type: ignore[index]
     assert compiled["refusals"] == source["refusals"]  # word for word, in order
     assert compiled["digest"] == source["digest"]
     assert compiled["refused"] == source["refused"]
@@ -197,7 +195,7 @@ def test_a_hand_imported_or_replayed_leaves_no_cycle_for_the_garbage_collector()
     from ledger.games.poker import PokerEngine, random_hand
     from ledger.importers.phh import PhhError, hand_events, load_hands
 
-    hands = [load_hands(open(path, encoding="utf-8").read(), False)[0][1] for path in _corpus_sample(40)]
+    hands = [load_hands(Path(path).read_text(encoding="utf-8"), False)[0][1] for path in _corpus_sample(40)]
     engine = PokerEngine()
     gc.collect()
     flags = gc.get_debug()
