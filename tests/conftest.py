@@ -8,6 +8,7 @@ saying so, unless ``PITBOSS_REQUIRE_PG=1`` (set by .ci/run), which makes them fa
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +22,19 @@ from ledger.store import DatabaseURL, Store
 from ledger.trust import TrustRoots
 
 PG_BASE = os.environ.get("PITBOSS_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the tests whoever started the run. A run started in the background
+    of a shell without job control (``pytest &`` in a script, a CI job, cron) inherits
+    SIGINT ignored (POSIX: such a shell's asynchronous commands ignore it), and Python then
+    installs no handler of its own: the tests of what Ctrl-C does (``ledger.forking``, the
+    commands' exit 130) would send it to processes that ignore it, as pitboss rightly does
+    when started so. The run takes Python's own handler back; the commands the tests start
+    then begin with SIGINT at its default (an exec keeps an ignored signal ignored, and
+    resets a handled one)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _pg_available() -> str | None:
