@@ -51,8 +51,8 @@ def pg_heads_sql(table: str) -> str:
     a name, whatever the planner knows of the table. Its first form, ``DISTINCT ON
     (originator_id) ... WHERE originator_id = ANY(%s)``, was planned as a scan of the whole
     table and a sort while the table's statistics were not yet gathered (a new ledger, a
-    large batch just stored): 4.0 to 5.2 ms a query where this takes 1.8 to 2.5, 12% of a
-    40,000-event ingest where this is 6% (docs/benchmarks.md, the fifteenth machine)."""
+    large batch just stored): 3.4 to 5.4 ms a query where this takes 1.5 to 2.5, 12% of a
+    40,000-event ingest where this is 5 to 6% (docs/benchmarks.md, the fifteenth machine)."""
     return ("SELECT e.originator_id, e.originator_version, e.topic, e.state FROM unnest(%s::text[]) AS s(id)"
             " CROSS JOIN LATERAL (SELECT originator_id, originator_version, topic, state FROM"
             f" {table} WHERE originator_id = s.id ORDER BY originator_version DESC LIMIT 1) e")

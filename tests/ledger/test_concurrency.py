@@ -92,7 +92,7 @@ def test_bulk_heads_probe_the_key_on_postgresql_whatever_the_statistics(ledger) 
     primary key (stream, seq), also on a large table whose statistics were never gathered
     (a new ledger, a large batch just stored). Its first query, ``DISTINCT ON ... = ANY``,
     was planned there as a scan of the whole table and a sort: 12% of a 40,000-event
-    ingest's time, where this query takes 6% (``ledger.store.pg_heads_sql``)."""
+    ingest's time, where this query takes 5 to 6% (``ledger.store.pg_heads_sql``)."""
     import psycopg
     import pytest
 
