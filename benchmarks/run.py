@@ -31,7 +31,8 @@ Commands are timed as an installed program runs: with their modules' bytecode ca
 Figures for two ingest workloads (``WORKLOADS``): ``ledger`` is the ledger's own event
 kinds, ``baccarat`` adds the game engine's judgement of every bet, card and settlement
 (figure names carry ``baccarat_``). Ingest is handed the batches' lines as bytes read back
-from a JSONL file, as ``pitboss ingest FILE`` reads them (``_read_back``). ``ratios``,
+from a JSONL file, as ``pitboss ingest --batch-size 1000 FILE`` reads them (``_read_back``),
+and ingests them as it does (``ingest_batches``). ``ratios``,
 ``goals`` and ``met`` close the object.
 """
 
@@ -61,7 +62,7 @@ from ledger.events import parse_event, parse_json_line  # noqa: E402
 from ledger.games.baccarat import coup_events  # noqa: E402
 from ledger.games.cards import deck  # noqa: E402
 from ledger.house import PublicDir, create_key, init_ledger  # noqa: E402
-from ledger.ingest import ingest_lines  # noqa: E402
+from ledger.ingest import ingest_batches, ingest_lines  # noqa: E402
 from ledger.keys import KeyDirectory, libsodium_in_use, system_libsodium  # noqa: E402
 from ledger.producer import BatchBuilder  # noqa: E402
 from ledger.store import DatabaseURL, Store  # noqa: E402
@@ -328,7 +329,10 @@ def _ingest_paired(store: Store, batches: list[list[bytes]], n_sig: int, cores: 
     the mean of the two libsodium figures around it, the median over segments, so that a
     burst of the machine's other tenants weighs on one pair rather than on the whole
     figure (a whole ingest against one figure either side moved by 10% from run to run
-    here). The events/s printed is the whole run's: every event over every segment's time."""
+    here). Each segment is one ``ingest_batches`` run over its batches, as ``pitboss ingest
+    --batch-size`` ingests a file (each batch after a segment's first is parsed while the
+    one before it is stored). The events/s printed is the whole run's: every event over
+    every segment's time."""
     assert ingest_lines(store, batches[0]).status == "stored"
     timed = batches[1:]
     cut = [round(i * len(timed) / INGEST_SEGMENTS) for i in range(INGEST_SEGMENTS + 1)]
@@ -336,12 +340,11 @@ def _ingest_paired(store: Store, batches: list[list[bytes]], n_sig: int, cores: 
     rates: list[float] = []
     total, seconds = 0, 0.0
     for a, b in zip(cut, cut[1:]):
-        events, started = 0, time.perf_counter()
-        for lines in timed[a:b]:
-            report = ingest_lines(store, lines)
-            assert report.status == "stored", report.message
-            events += report.stored
+        started = time.perf_counter()
+        reports = ingest_batches(store, timed[a:b])
         took = time.perf_counter() - started
+        assert [r.status for r in reports] == ["stored"] * (b - a), reports[-1].message
+        events = sum(r.stored for r in reports)
         sodium.append(all_cores_libsodium(n_sig, cores)[0])
         rates.append(events / took)
         total, seconds = total + events, seconds + took

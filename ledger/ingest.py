@@ -59,6 +59,12 @@ KEPT_PARSED = 4096
 """A batch's first events held parsed as well as packed from the parse to their judging
 (``PackedEvent.take``), so the judges do not parse them again: at most a few MiB,
 whatever the batch's size; the rest are parsed again from their bytes."""
+READ_AHEAD_EVENTS = 5_000
+"""``ingest_batches`` reads and parses the next batch while one of at most this many events
+is stored: the overlap saves the same time at every batch's end, worth it in small batches
+(about 7% of the time with 1,000-event batches on the 2-core machines here) and not in
+large ones, where a second batch held parsed would only cost memory (about twice its
+bytes: ``benchmarks/ingest_memory.py``)."""
 MAX_BATCH_BYTES = 128 * 1024 * 1024
 """A batch is at most 200,000 events and 128 MiB of JSONL (and a line at most 64 KiB,
 ``ledger.events.MAX_LINE_BYTES``): a batch is checked whole in memory before it is stored
@@ -313,12 +319,16 @@ def ingest_events(store: Store, items: list[Item], clock: Clock | None = None) -
     return _ingest(store, items, World(store, load_keyring(store), clock))
 
 
-def _ingest(store: Store, items: list[Item], world: World, signed: Presigned | None = None) -> IngestReport:
+def _ingest(store: Store, items: list[Item], world: World, signed: Presigned | None = None,
+            ahead: Callable[[], None] | None = None) -> IngestReport:
     """Check one batch against ``world`` and append it whole, or report why not. The rows
     go to the database while the last signatures are still being checked: the transaction
     commits only once every verdict is in and good (``Store.append``'s ``before_commit``;
     PostgreSQL's writers' lock is held meanwhile), else it rolls back and the batch is
-    judged again event by event for its report (``_judge_ahead``)."""
+    judged again event by event for its report (``_judge_ahead``). ``ahead``: called when
+    the judges' pass refused nothing, before the transaction opens (``ingest_batches``
+    reads and parses the next batch there, while the checkers finish this one's
+    signatures)."""
     started = time.perf_counter()
     n = len(items)
     if n == 0:
@@ -327,6 +337,11 @@ def _ingest(store: Store, items: list[Item], world: World, signed: Presigned | N
     if rejections and not proven():  # the report is the in-order one
         events, rejections, replays = again()
     elif not rejections:
+        if ahead is not None:  # the next batch's time, not this one's
+            t = time.perf_counter()
+            ahead()
+            started += time.perf_counter() - t
+
         def signatures_hold() -> None:
             if not proven():
                 raise _Unproven
@@ -374,7 +389,8 @@ class IngestSession:
     """Consecutive atomic batches against one store, each checked against the store plus
     the batches stored before it in the session (one key ring and set of stream heads
     carried through). What a stored batch added is then read from the store, not kept:
-    a long run (a day's import, the 100,000-round demo) holds one batch at a time. After
+    a long run (a day's import, the 100,000-round demo) holds one batch at a time (in
+    ``ingest_batches``, the next one too while a small one is stored). After
     a batch that is not stored the session starts afresh from the store."""
 
     def __init__(self, store: Store, retries: int = 0, backoff: float = 0.5, clock: Clock | None = None,
@@ -417,16 +433,24 @@ class IngestSession:
         dropped; when the first insert had committed, the store reports AlreadyStoredError
         and the batch is a "duplicate" too.)"""
         with paused():  # the batch is held whole from parse to commit: collections would find nothing
-            return self._send(lines, first_line)  # (its frame, and the batch, gone before the collector is back)
+            return self._send(self.parse(lines, first_line))  # (its frame, and the batch, gone before the collector is back)
 
-    def _send(self, lines: Iterable[str | bytes], first_line: int) -> IngestReport:
-        items, signed = parse_presigned(lines, first_line, self.ring)
+    def parse(self, lines: Iterable[str | bytes], first_line: int = 1) -> tuple[list[Item], Presigned]:
+        """Stages 1 and 2 of a batch, its signatures started by the session's key ring
+        (``parse_presigned``): nothing in it depends on the store, so a batch may be parsed
+        before the one ahead of it is stored (``ingest_batches``)."""
+        return parse_presigned(lines, first_line, self.ring)
+
+    def _send(self, parsed: tuple[list[Item], Presigned], ahead: Callable[[], None] | None = None) -> IngestReport:
+        """``send`` for a batch parsed already; ``ahead`` as in ``_ingest``: it may be
+        called on each try, so it does its work once."""
+        items, signed = parsed
         for attempt in range(self.retries + 1):
             self.attempts += 1
             try:
                 if self._stale or self._ring_moved() or self._others_wrote():  # re-read heads, key ring, state
                     self._fresh()
-                report = _ingest(self.store, items, self.world, signed)
+                report = _ingest(self.store, items, self.world, signed, ahead)
             except (StoreError, PersistenceError) as exc:  # the database failed (a conflict is reported by _ingest)
                 self._stale = True
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -493,20 +517,72 @@ def ingest_batches(store: Store, batches: Iterable[Iterable[str | bytes]], retri
 
     For files too large to be one transaction (a day's export, an import): an
     ``IngestSession``. The batches before a refused, conflicting or failed one stay
-    stored; later ones are not attempted. (Overlapping a batch's commit with the next
-    one's checks in a thread was measured slower here: both compete for the GIL.)
+    stored; later ones are not attempted.
+
+    After a batch of at most ``READ_AHEAD_EVENTS`` events has passed the judges, and
+    before its transaction opens, the next batch is read and parsed, its signatures handed
+    to the checkers (``_NextBatch``): the checkers then do not wait for the next batch
+    while this one is stored, and the writers' lock is held no longer. Every check of a batch against the
+    store is still made when its turn comes, against the store as it is then, so each
+    outcome is the one-by-one run's (the parse depends on nothing stored; a signature
+    checked ahead counts only for the key the event is authorised by when judged). A
+    failure reading the next batch is raised in that batch's turn, after the batch before
+    it is stored. (Overlapping a batch's commit with the next one's checks in a thread was
+    measured slower here: both compete for the GIL.) At most two batches are held at
+    once, the first of them small.
     """
     reports: list[IngestReport] = []
     session = IngestSession(store, retries, backoff, clock, receipts)
-    first_line = 1
-    for lines in batches:
-        counted = _Counted(lines)
-        report = session.send(counted, first_line)
-        first_line += counted.n
+    source = _NextBatch(iter(batches), session)
+    while True:
+        with paused():  # the batch is held whole from parse to commit (``IngestSession.send``)
+            parsed = source.take()
+            if parsed is None:
+                break
+            report = session._send(parsed, source.read if len(parsed[0]) <= READ_AHEAD_EVENTS else None)
+            del parsed
         reports.append(report)
         if not report.ok:
             break
     return reports
+
+
+class _NextBatch:
+    """A run's batches, each read and parsed at most once, the next one possibly early
+    (``read``), with line numbers running on across batches."""
+
+    def __init__(self, batches: Iterator[Iterable[str | bytes]], session: IngestSession):
+        self.batches, self.session = batches, session
+        self.first_line = 1
+        self.parsed: tuple[list[Item], Presigned] | None = None
+        self.failed: Exception | None = None
+        self.ended = False
+
+    def read(self) -> None:
+        """Read and parse the next batch if it is not held already; a failure reading it
+        (the file, the pipe) is kept for its turn (``take``)."""
+        if self.parsed is not None or self.failed is not None or self.ended:
+            return
+        try:
+            lines = next(self.batches, None)
+            if lines is None:
+                self.ended = True
+                return
+            counted = _Counted(lines)
+            self.parsed = self.session.parse(counted, self.first_line)
+        except Exception as exc:
+            self.failed = exc
+            return
+        self.first_line += counted.n
+
+    def take(self) -> tuple[list[Item], Presigned] | None:
+        """The next batch, parsed; None after the last."""
+        self.read()
+        if self.failed is not None:
+            failed, self.failed = self.failed, None
+            raise failed
+        parsed, self.parsed = self.parsed, None
+        return parsed
 
 
 class _Counted:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from cli.main import main
@@ -299,3 +300,238 @@ def test_the_collector_is_off_while_a_batch_is_parsed_judged_and_stored_and_as_i
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# --- the next batch read and parsed while the one before it is stored (ledger.ingest.ingest_batches) ---
+
+def _first_lines(batches: list[list[str]]) -> list[int]:
+    starts, n = [], 1
+    for batch in batches:
+        starts.append(n)
+        n += len(batch)
+    return starts
+
+
+def _judged(report) -> tuple:  # type: ignore[no-untyped-def]
+    return (report.status, report.events, report.stored, report.message,
+            [(r.line, r.stream, r.seq, r.check, r.reason) for r in report.rejections])
+
+
+def _as_one_by_one(store, batches: list[list[str]], reports: list) -> None:  # type: ignore[no-untyped-def]
+    """The run's outcome is the one sending each batch in turn and stopping at the first
+    not stored: every batch it stored is stored as sent, in order, and the batch it
+    stopped at, sent now by a new session (the store as a one-by-one run would find it
+    there), gets the same report and stores nothing."""
+    from ledger.ingest import IngestSession
+
+    assert all(r.ok for r in reports[:-1])
+    stored = [line for batch, r in zip(batches, reports) if r.status == "stored" for line in batch]
+    rows = [r[4] for r in dump_rows(store)]
+    assert rows[len(rows) - len(stored):] == [line.encode() for line in stored]
+    k = len(reports) - 1
+    if reports[-1].ok:
+        assert len(reports) == len(batches)
+        return
+    before = dump_rows(store)
+    again = IngestSession(store).send(batches[k], _first_lines(batches)[k])
+    assert _judged(again) == _judged(reports[-1])
+    assert dump_rows(store) == before
+
+
+def _rounds(b, dealer, n: int, tag: str, table: str = "bac-1") -> None:  # type: ignore[no-untyped-def]
+    for i in range(n):
+        rid = f"round:{table}-{tag}-{i:04d}"
+        b.add(dealer, rid, "round.open.v1", {"table": table, "game": "fan-tan", "rules": {"decks": 8}})
+        b.add(dealer, rid, "round.close.v1", {"status": "complete"})
+
+
+def _three(ledger, p, middle) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """A table and 30 rounds; 30 rounds and ``middle(b)``; 30 more by whoever ``middle``
+    returns (else the dealer): three batches built on one another, none stored yet."""
+    from ledger.producer import BatchBuilder
+
+    b = BatchBuilder.for_store(ledger.store)
+    b.add(p.floor, "table:bac-1", "table.open.v1", {"game": "fan-tan", "seats": 7, "currency": "EUR"})
+    _rounds(b, p.dealer, 30, "a")
+    cut1 = len(b.events)
+    _rounds(b, p.dealer, 30, "b")
+    signer = middle(b) or p.dealer
+    cut2 = len(b.events)
+    _rounds(b, signer, 30, "c")
+    lines = b.lines()
+    return [lines[:cut1], lines[cut1:cut2], lines[cut2:]]
+
+
+def _house(ledger):  # type: ignore[no-untyped-def]
+    from ledger.house import active_signer
+    from ledger.keyring import load_keyring
+
+    return active_signer(load_keyring(ledger.store), ledger.keys, "house")
+
+
+def _revoked_dealer(ledger, p):  # type: ignore[no-untyped-def]
+    from ledger.timeutil import utc_now
+
+    def middle(b):  # type: ignore[no-untyped-def]
+        b.add(_house(ledger), "keyring", "key.revoke.v1",
+              {"key_id": p.dealer.key_id, "revoked_from": utc_now(), "reason": "stolen"})
+    return _three(ledger, p, middle)
+
+
+def _new_dealer(ledger, p):  # type: ignore[no-untyped-def]
+    from ledger.keys import Signer
+    from ledger.kinds import kinds_for_role
+    from ledger.timeutil import utc_now
+    from tests.helpers import EVERY_TABLE
+
+    def middle(b):  # type: ignore[no-untyped-def]
+        new = Signer.generate("dealer:cy")
+        b.add(_house(ledger), "keyring", "key.register.v2", {
+            "key_id": new.key_id, "actor": new.actor, "role": "dealer", "public_key": new.public_key.hex(),
+            "kinds": kinds_for_role("dealer"), "valid_from": utc_now(), "scope": EVERY_TABLE})
+        return new
+    return _three(ledger, p, middle)
+
+
+def _forged_in(k: int, where: float):  # type: ignore[no-untyped-def]
+    def build(ledger, p):  # type: ignore[no-untyped-def]
+        batches = _three(ledger, p, lambda b: None)
+        batches[k] = _forged(batches[k], [int(len(batches[k]) * where)])
+        return batches
+    return build
+
+
+def _not_json_in_third(ledger, p):  # type: ignore[no-untyped-def]
+    batches = _three(ledger, p, lambda b: None)
+    batches[2][5] = batches[2][5][:-9]
+    return batches
+
+
+def _second_again(ledger, p):  # type: ignore[no-untyped-def]
+    first, second, third = _three(ledger, p, lambda b: None)
+    return [first, second, second, third]
+
+
+RUNS = {
+    "a forged signature in the third batch": (_forged_in(2, 0.5), ["stored", "stored", "rejected"]),
+    "a forged signature in the second batch, found after its judges' pass": (
+        _forged_in(1, 0.9), ["stored", "rejected"]),
+    "the dealer's key revoked in the second batch, the dealer signing the third": (
+        _revoked_dealer, ["stored", "stored", "rejected"]),
+    "a key registered in the second batch signing the third": (_new_dealer, ["stored"] * 3),
+    "a line cut short in the third batch": (_not_json_in_third, ["stored", "stored", "rejected"]),
+    "the second batch sent twice": (_second_again, ["stored", "stored", "duplicate", "stored"]),
+}
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_a_run_reading_ahead_has_the_outcome_of_sending_each_batch_in_turn(ledger, run) -> None:  # type: ignore[no-untyped-def]
+    """Each batch after the first is parsed, its signatures started, before the one ahead
+    of it is stored (``ingest_batches``), with the key ring as it then is; every check
+    against the store is still made in the batch's turn. Whatever the run holds (a bad
+    signature found before or after the judges' pass, a key revoked or registered by the
+    batch before, a broken line, a repeated batch), the statuses, reports and stored rows
+    are those of sending the batches one by one."""
+    build, statuses = RUNS[run]
+    p = make_producers(ledger)
+    batches = build(ledger, p)
+    reports = ingest_batches(ledger.store, batches)
+    assert [r.status for r in reports] == statuses, [r.message for r in reports]
+    _as_one_by_one(ledger.store, batches, reports)
+    if run.startswith("the dealer's key revoked"):
+        assert reports[-1].rejections[0].check == "key" and reports[-1].rejections[0].line == _first_lines(batches)[2]
+    assert verify_ledger(ledger.store, public_dir=ledger.public.path).clean
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["small", "large"])
+def test_the_next_batch_is_parsed_before_a_small_one_ahead_is_stored_and_once_across_retries(
+        ledger, monkeypatch, small) -> None:  # type: ignore[no-untyped-def]
+    """The overlap itself: batch n+1's parse comes between batch n's judges and its
+    append when batch n has at most ``READ_AHEAD_EVENTS`` events, after its append when it
+    has more (a second large batch held would only cost memory); a retried append does not
+    parse the next batch again."""
+    from ledger import ingest as ingest_module
+    from ledger.store import StoreError
+
+    order: list[str] = []
+    parse, append = ingest_module._parse, ledger.store.append
+    fails = {"left": 1}
+
+    def parsing(lines, first_line, presign):  # type: ignore[no-untyped-def]
+        order.append(f"parse {first_line}")
+        return parse(lines, first_line, presign)
+
+    def appending(events, before_commit=None):  # type: ignore[no-untyped-def]
+        order.append(f"append {len(events)}")
+        if sum(o.startswith("append") for o in order) == 2 and fails["left"]:  # batch 2's first try
+            fails["left"] -= 1
+            raise StoreError("the database is restarting")
+        return append(events, before_commit)
+
+    p = make_producers(ledger)
+    batches = [b for b in _three(ledger, p, lambda b: None)]
+    monkeypatch.setattr(ingest_module, "_parse", parsing)
+    monkeypatch.setattr(ledger.store, "append", appending)
+    assert [len(b) for b in batches] == [61, 60, 60]
+    monkeypatch.setattr(ingest_module, "READ_AHEAD_EVENTS", 61 if small else 59)
+    reports = ingest_batches(ledger.store, batches, retries=2, backoff=0.01)
+    assert [r.status for r in reports] == ["stored"] * 3
+    starts, sizes = _first_lines(batches), [len(b) for b in batches]
+    if small:
+        assert order == [f"parse {starts[0]}", f"parse {starts[1]}", f"append {sizes[0]}",
+                         f"parse {starts[2]}", f"append {sizes[1]}", f"append {sizes[1]}", f"append {sizes[2]}"]
+    else:
+        assert order == [f"parse {starts[0]}", f"append {sizes[0]}", f"parse {starts[1]}", f"append {sizes[1]}",
+                         f"append {sizes[1]}", f"parse {starts[2]}", f"append {sizes[2]}"]
+    _as_one_by_one(ledger.store, batches, reports)
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _reading(batches: list[list[str]], fails_at: int, midway: bool):  # type: ignore[no-untyped-def]
+    """The batches as a file being read gives them, the read failing at batch ``fails_at``
+    (before its first line, or ``midway`` through it)."""
+    for k, batch in enumerate(batches):
+        if k == fails_at and not midway:
+            raise _Unreadable(f"cannot read batch {k + 1}")
+        if k == fails_at:
+            def lines(batch=batch):  # type: ignore[no-untyped-def]
+                yield from batch[:len(batch) // 2]
+                raise _Unreadable(f"cannot read the rest of batch {k + 1}")
+            yield lines()
+        else:
+            yield batch
+
+
+@pytest.mark.parametrize("midway", [False, True], ids=["before", "midway"])
+def test_a_read_failure_in_the_next_batch_comes_in_its_turn_after_the_one_ahead_is_stored(ledger, midway) -> None:  # type: ignore[no-untyped-def]
+    """Reading batch 3 fails while batch 2 is being stored: batch 2 is stored all the
+    same and the failure is raised after it, as reading in turn would; when batch 2 is
+    refused (a bad signature found after the pass, so batch 3 had been read meanwhile),
+    the run stops at batch 2 and batch 3's failure, a batch never reached, is not raised."""
+    p = make_producers(ledger)
+    batches = _three(ledger, p, lambda b: None)
+    base = len(dump_rows(ledger.store))
+    with pytest.raises(_Unreadable):
+        ingest_batches(ledger.store, _reading(batches, 2, midway))
+    assert [r[4] for r in dump_rows(ledger.store)[base:]] == [line.encode() for line in batches[0] + batches[1]]
+
+    more = _three_more(ledger, p)
+    bad = [more[0], _forged(more[1], [len(more[1]) - 3]), more[2]]
+    reports = ingest_batches(ledger.store, _reading(bad, 2, midway))
+    assert [r.status for r in reports] == ["stored", "rejected"]
+    assert reports[-1].rejections[0].check == "signature"
+
+
+def _three_more(ledger, p) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    from ledger.producer import BatchBuilder
+
+    b = BatchBuilder.for_store(ledger.store)
+    cuts = []
+    for tag in ("d", "e", "f"):
+        _rounds(b, p.dealer, 30, tag)
+        cuts.append(len(b.events))
+    lines = b.lines()
+    return [lines[:cuts[0]], lines[cuts[0]:cuts[1]], lines[cuts[1]:]]
