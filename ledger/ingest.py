@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,9 +57,12 @@ MAX_BATCH_EVENTS = 200_000
 PREFETCH = 500
 """Events whose streams' heads are read together (one query)."""
 KEPT_PARSED = 4096
-"""A batch's first events held parsed as well as packed from the parse to their judging
-(``PackedEvent.take``), so the judges do not parse them again: at most a few MiB,
-whatever the batch's size; the rest are parsed again from their bytes."""
+KEPT_PARSED_BYTES = 1024 * 1024
+"""A batch's first events, up to ``KEPT_PARSED`` of them in its first ``KEPT_PARSED_BYTES``
+bytes, held parsed as well as packed from the parse to their judging
+(``PackedEvent.take``), so the judges do not parse them again: under 2 MiB (a parsed
+event takes about 1.7 times its line), whatever the batch's size, all of a benchmark's
+1,000-event batch; the rest are parsed again from their bytes."""
 READ_AHEAD_EVENTS = 5_000
 """``ingest_batches`` reads and parses the next batch while one of at most this many events
 is stored: the overlap saves the same time at every batch's end, worth it in small batches
@@ -124,9 +128,39 @@ Item = tuple[int, "PackedEvent | Rejection"]
 """A batch's line, parsed: its number and the event (packed) or why it was refused."""
 
 
-Presigned = tuple[dict[int, tuple[bytes, int]], Callable[[int], bool]]
-"""Signatures checked ahead (stage 6 on all cores): item index -> (public key, job
-number), and ``verdict(job number)``."""
+class Ahead:
+    """Which of a batch's events have their signature checked ahead (stage 6 on all cores),
+    and by which key: item index -> (public key, job number), held as two arrays, about 16
+    bytes an event, where a dict of tuples took about 190 (an eighth of a deposit's line:
+    issue 13 point 8, ``benchmarks/ingest_memory.py``). Indexes are added in order.
+    ``collect``: takes in the verdicts already back and lets go of their jobs
+    (``ledger.keys.SignatureFeed.collect``), called as the judges go."""
+
+    __slots__ = ("keys", "jobs", "collect")
+
+    def __init__(self, collect: Callable[[], None] | None = None) -> None:
+        self.keys: list[bytes | None] = []
+        self.jobs = array("q")
+        self.collect: Callable[[], None] = collect or (lambda: None)
+
+    def add(self, index: int, public_key: bytes, job: int) -> None:
+        short = index - len(self.keys)
+        if short < 0:
+            raise ValueError(f"item {index} added after item {len(self.keys) - 1}")
+        if short:
+            self.keys.extend([None] * short)
+            self.jobs.extend([-1] * short)
+        self.keys.append(public_key)
+        self.jobs.append(job)
+
+    def get(self, index: int) -> tuple[bytes, int] | None:
+        """(public key, job number) of item ``index``, or None: not checked ahead."""
+        key = self.keys[index] if index < len(self.keys) else None
+        return None if key is None else (key, self.jobs[index])
+
+
+Presigned = tuple[Ahead, Callable[[int], bool]]
+"""Signatures checked ahead, and ``verdict(job number)``."""
 
 
 def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[Item]:
@@ -144,12 +178,12 @@ def parse_presigned(lines: Iterable[str | bytes], first_line: int, ring: KeyRing
     verdict is only used for the key the event is then authorised by (``_check_items``),
     so a ring that moved meanwhile costs a re-check, never a wrong verdict."""
     feed = SignatureFeed()
-    where: dict[int, tuple[bytes, int]] = {}
+    where = Ahead(feed.collect)
 
     def presign(index: int, ev: SignedEvent) -> None:
         job = ring.job_for(ev.key_id, ev.sig, ev.hash)
         if job is not None:
-            where[index] = (job[0], feed.add(job))
+            where.add(index, job[0], feed.add(job))
 
     items = _parse(lines, first_line, presign)
     return items, (where, feed.finish())
@@ -173,7 +207,7 @@ def _parse(lines: Iterable[str | bytes], first_line: int,
             obj, canonical = read_json_line(line)
             ev = parse_event(obj)
             try:  # held as its canonical bytes until checked and stored; the first KEPT_PARSED parsed as well
-                out.append((no, PackedEvent(ev, canonical, len(out) < KEPT_PARSED)))
+                out.append((no, PackedEvent(ev, canonical, len(out) < KEPT_PARSED and size <= KEPT_PARSED_BYTES)))
             except ValueError as exc:  # no canonical form (a lone surrogate): the hash check's reason
                 raise EventError("schema", str(exc)) from None
             if parsed is not None:
@@ -209,17 +243,17 @@ def check_chain(ev: SignedEvent, world: World, refused: dict[tuple[str, int], in
         raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
 
 
-def _signatures(items: list[Item], world: World) -> tuple[dict[int, tuple[bytes, int]], Callable[[int], bool]]:
+def _signatures(items: list[Item], world: World) -> Presigned:
     """Stage 6 started early for the whole batch, on all cores (``ledger.keys.verify_signatures``):
     each event whose key is in the key ring as the batch begins, by that key (a key id names
     one public key: ``ledger.keyring``). Returns item index -> (public key, job number), and
     the verdicts. An event whose key the batch itself registers is checked in its turn."""
     jobs: list[tuple[bytes, bytes, bytes]] = []
-    where: dict[int, tuple[bytes, int]] = {}
+    where = Ahead()
     for i, (_, item) in enumerate(items):
         job = None if isinstance(item, Rejection) else world.ring.signature_job(item.data)
         if job is not None:
-            where[i] = (job[0], len(jobs))
+            where.add(i, job[0], len(jobs))
             jobs.append(job)
     return where, verify_signatures(jobs)
 
@@ -270,7 +304,7 @@ def _judge_ahead(items: list[Item], world: World, signed: Presigned | None
     return outcome, lambda: all(verdict(j) for j in deferred), again
 
 
-def _judge_items(items: list[Item], world: World, presigned: dict[int, tuple[bytes, int]],
+def _judge_items(items: list[Item], world: World, presigned: Ahead,
                  verdict: Callable[[int], bool], deferred: list[int] | None
                  ) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Stages 3 to 7 for each item in order (``_check_items``). ``deferred``: where the job
@@ -283,6 +317,7 @@ def _judge_items(items: list[Item], world: World, presigned: dict[int, tuple[byt
     for i, (no, item) in enumerate(items):
         if i % PREFETCH == 0:  # the heads the next events need, a few queries at a time (not all held at once)
             world.prefetch([it for _, it in items[i:i + PREFETCH] if not isinstance(it, Rejection)])
+            presigned.collect()  # the jobs of the signatures checked meanwhile, let go
         if isinstance(item, Rejection):  # stages 1-2: parse, schema
             rejections.append(item)
             if item.stream is not None and item.seq is not None:

@@ -336,6 +336,17 @@ class _Checkers:
         while self.read[w] < self.sent[w] and conn.poll():
             self._take(w)
 
+    def answered(self, ticket: tuple[int, int]) -> list[bool] | None:
+        """The chunk's verdicts if its answer is in, read without waiting (every checker's
+        answers that are ready are read first), else None; a failure reading them is left
+        for ``result``."""
+        try:
+            for w in range(len(self.conns)):
+                self._drain(w)
+        except (OSError, EOFError):
+            return None
+        return self.ready.pop(ticket, None)
+
     def submit(self, jobs: list[tuple[bytes, bytes, bytes]]) -> tuple[int, int]:
         """Hand a chunk to the next checker; returns its ticket for ``result``."""
         w = self.turn
@@ -413,6 +424,11 @@ def _discard() -> None:
         _CHECKERS.pop().close()
 
 
+_LET_GO = (b"", b"", b"")
+"""In place of a job whose verdict is in (``SignatureFeed.collect``): were it ever checked
+again, an empty signature is refused (``verify_signature``), never taken as good."""
+
+
 class SignatureFeed:
     """Signatures checked on every core as they are handed in (``_Checkers``): each full
     chunk goes to a checker process at once, so checking starts while the caller is still
@@ -427,6 +443,8 @@ class SignatureFeed:
         self._jobs: list[tuple[bytes, bytes, bytes]] = []
         self._tickets: list[tuple[int, int]] = []
         self._done: dict[int, list[bool]] = {}
+        self._collected = 0
+        """Chunks before this one are all in ``_done`` (``collect``)."""
         self._pool: _Checkers | None = None
         self._parallel = (os.cpu_count() or 1) > 1
         self._ahead = ahead
@@ -459,6 +477,7 @@ class SignatureFeed:
         n = len(jobs)
         if n % SIGNATURE_CHUNK == 0 and self._parallel and self._ahead is None:
             self._submit(n // SIGNATURE_CHUNK - 1)
+            self.collect()
         return n - 1
 
     def _chunk(self, chunk: int) -> list[bool]:
@@ -478,6 +497,32 @@ class SignatureFeed:
                 self._pool = None
             self._done[chunk] = done
         return done
+
+    def collect(self) -> None:
+        """Take in, without waiting, the verdicts of the chunks handed over whose answers are
+        back, and let go of those chunks' jobs (about 230 bytes a signature): a caller with
+        work of its own between its last job and its verdicts (ingest's judges) then holds
+        the jobs only while they are being checked, not to the batch's end (issue 13 point
+        8). A chunk whose answer is not back, or does not fit its jobs, keeps them: its
+        verdicts come from ``verdict`` as before, checked here if its checker failed."""
+        pool = self._pool
+        chunk = self._collected
+        while chunk < len(self._tickets):
+            if chunk not in self._done:
+                if pool is None:
+                    break
+                jobs = self._chunk_jobs(chunk)
+                done = pool.answered(self._tickets[chunk])
+                if done is None:
+                    break
+                if len(done) != len(jobs):
+                    pool.ready[self._tickets[chunk]] = done  # ``_chunk`` finds it wrong and checks here
+                    break
+                self._done[chunk] = done
+                start = chunk * SIGNATURE_CHUNK
+                self._jobs[start:start + len(jobs)] = [_LET_GO] * len(jobs)
+            chunk += 1
+        self._collected = chunk
 
     def finish(self) -> Callable[[int], bool]:
         """The verdicts: every job handed in is being checked, or has been (with ``ahead``:

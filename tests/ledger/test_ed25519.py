@@ -382,11 +382,24 @@ def _jobs(n: int) -> list[tuple[bytes, bytes, bytes]]:
     return out
 
 
+def _kill_checkers():  # type: ignore[no-untyped-def]
+    """Every checker process of the running pool, killed (and reaped): the pool."""
+    import os
+    import signal
+
+    from ledger import keys
+
+    pool = keys._CHECKERS[0]
+    for proc in pool.procs:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(5)
+    return pool
+
+
 def test_verdicts_stay_libsodiums_when_a_checker_process_dies() -> None:
     """A checker killed while a feed's chunks are with it: the chunks it never answered
     are checked in the feed's own process, and the next feed starts new checkers."""
     import os
-    import signal
 
     from ledger import keys
 
@@ -397,10 +410,7 @@ def test_verdicts_stay_libsodiums_when_a_checker_process_dies() -> None:
     feed = keys.SignatureFeed()
     for job in jobs:
         feed.add(job)
-    pool = keys._CHECKERS[0]
-    for proc in pool.procs:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.join(5)
+    pool = _kill_checkers()
     verdict = feed.finish()
     assert [verdict(i) for i in range(len(jobs))] == expected
     again = keys.verify_signatures(jobs)
@@ -522,3 +532,39 @@ def test_a_verdict_names_the_libsodium_that_judged_its_signatures(ledger, lib: s
 
         assert said == f"libsodium bundled with PyNaCl {nacl.__version__}"
     assert f"signatures checked with {said}" in text.stdout
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["checkers-alive", "checker-killed-after"])
+def test_a_feed_lets_go_of_the_jobs_whose_verdicts_are_in_and_keeps_their_verdicts(killed: bool) -> None:
+    """``SignatureFeed.collect`` (called as each chunk is handed over and as ingest's judges
+    go: issue 13 point 8, a batch's memory): the chunks whose answers are back have their
+    verdicts taken in and their jobs let go, the rest keep theirs; every verdict is still
+    the serial ``verify_signature``'s, also when a checker dies after the collection (the
+    chunks it had not answered are checked in the feed's own process, from their jobs)."""
+    import os
+    import time
+
+    from ledger import keys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(24 * keys.SIGNATURE_CHUNK)
+    expected = [verify_signature(*job) for job in jobs]
+    feed = keys.SignatureFeed()
+    for job in jobs[:20 * keys.SIGNATURE_CHUNK]:
+        feed.add(job)
+    deadline = time.monotonic() + 30
+    while feed._collected < 10 and time.monotonic() < deadline:
+        time.sleep(0.005)
+        feed.collect()
+    collected = feed._collected
+    assert 10 <= collected <= 20
+    assert all(job is keys._LET_GO for job in feed._jobs[:collected * keys.SIGNATURE_CHUNK])
+    assert feed._jobs[collected * keys.SIGNATURE_CHUNK:] == jobs[collected * keys.SIGNATURE_CHUNK:20 * keys.SIGNATURE_CHUNK]
+    for job in jobs[20 * keys.SIGNATURE_CHUNK:]:
+        feed.add(job)
+    if killed:
+        _kill_checkers()
+    verdict = feed.finish()
+    assert [verdict(i) for i in range(len(jobs))] == expected
+    assert not keys.verify_signature(*keys._LET_GO)  # a job let go, were it checked again, is refused

@@ -535,3 +535,34 @@ def _three_more(ledger, p) -> list[list[str]]:  # type: ignore[no-untyped-def]
         cuts.append(len(b.events))
     lines = b.lines()
     return [lines[:cuts[0]], lines[cuts[0]:cuts[1]], lines[cuts[1]:]]
+
+
+def test_a_large_batch_keeps_parsed_only_its_first_events_and_its_signature_plan_compact(ledger) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 point 8 (a batch's memory): the events kept parsed from the parse to their
+    judging are the first ``KEPT_PARSED`` in the first ``KEPT_PARSED_BYTES`` bytes, the
+    rest held as bytes only; which events have their signature checked ahead, and by which
+    key, is two arrays (``Ahead``) that answer as the mapping did. The batch is stored."""
+    from ledger import ingest as ingest_module
+    from ledger.ingest import KEPT_PARSED_BYTES, Ahead, parse_presigned
+    from ledger.keyring import load_keyring
+
+    p = make_producers(ledger)
+    lines = night_batch(ledger.store, p, rounds=1200).lines()
+    assert sum(len(line) for line in lines) > KEPT_PARSED_BYTES and len(lines) < ingest_module.KEPT_PARSED
+    items, (ahead, verdict) = parse_presigned(lines, 1, load_keyring(ledger.store))
+    kept = [ev._parsed is not None for _, ev in items]
+    size, within = 0, []
+    for i, line in enumerate(lines):
+        size += len(line)
+        within.append(i < ingest_module.KEPT_PARSED and size <= KEPT_PARSED_BYTES)
+    assert kept == within and True in kept and False in kept
+    assert [ahead.get(i) is not None for i in range(len(items))] == [True] * len(items)
+    assert [verdict(ahead.get(i)[1]) for i in range(len(items))] == [True] * len(items)  # type: ignore[index]
+    assert ingest(ledger.store, lines).status == "stored"
+
+    plan = Ahead()
+    plan.add(2, b"k" * 32, 0)
+    plan.add(5, b"j" * 32, 1)
+    assert [plan.get(i) for i in range(7)] == [None, None, (b"k" * 32, 0), None, None, (b"j" * 32, 1), None]
+    with pytest.raises(ValueError):
+        plan.add(4, b"k" * 32, 2)
