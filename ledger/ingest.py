@@ -557,14 +557,14 @@ def ingest_batches(store: Store, batches: Iterable[Iterable[str | bytes]], retri
     After a batch of at most ``READ_AHEAD_EVENTS`` events has passed the judges, and
     before its transaction opens, the next batch is read and parsed, its signatures handed
     to the checkers (``_NextBatch``): the checkers then do not wait for the next batch
-    while this one is stored, and the writers' lock is held no longer. Every check of a batch against the
-    store is still made when its turn comes, against the store as it is then, so each
-    outcome is the one-by-one run's (the parse depends on nothing stored; a signature
-    checked ahead counts only for the key the event is authorised by when judged). A
-    failure reading the next batch is raised in that batch's turn, after the batch before
-    it is stored. (Overlapping a batch's commit with the next one's checks in a thread was
-    measured slower here: both compete for the GIL.) At most two batches are held at
-    once, the first of them small.
+    while this one is stored, and the writers' lock is held no longer. Every check of a
+    batch against the store is still made when its turn comes, against the store as it is
+    then, so each outcome is the one-by-one run's (the parse depends on nothing stored; a
+    signature checked ahead counts only for the key the event is authorised by when
+    judged). A failure reading the next batch is raised in that batch's turn, after the
+    batch before it is stored. (Overlapping a batch's commit with the next one's checks in
+    a thread was measured slower here: both compete for the GIL.) At most two batches are
+    held at once, the first of them small.
     """
     reports: list[IngestReport] = []
     session = IngestSession(store, retries, backoff, clock, receipts)
