@@ -60,9 +60,9 @@ KEPT_PARSED = 4096
 KEPT_PARSED_BYTES = 1024 * 1024
 """A batch's first events, up to ``KEPT_PARSED`` of them in its first ``KEPT_PARSED_BYTES``
 bytes, held parsed as well as packed from the parse to their judging
-(``PackedEvent.take``), so the judges do not parse them again: under 2 MiB (a parsed
-event takes about 1.7 times its line), whatever the batch's size, all of a benchmark's
-1,000-event batch; the rest are parsed again from their bytes."""
+(``PackedEvent.take``), so the judges do not parse them again: about 1.3 MiB beside
+the bytes (measured: ``benchmarks/ingest_memory.py``), whatever the batch's size, and all
+of a benchmark's 1,000-event batch; the rest are parsed again from their bytes."""
 READ_AHEAD_EVENTS = 5_000
 """``ingest_batches`` reads and parses the next batch while one of at most this many events
 is stored: the overlap saves the same time at every batch's end, worth it in small batches
