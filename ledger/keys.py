@@ -336,16 +336,15 @@ class _Checkers:
         while self.read[w] < self.sent[w] and conn.poll():
             self._take(w)
 
-    def answered(self, ticket: tuple[int, int]) -> list[bool] | None:
-        """The chunk's verdicts if its answer is in, read without waiting (every checker's
-        answers that are ready are read first), else None; a failure reading them is left
-        for ``result``."""
+    def drain(self) -> bool:
+        """Read every checker's answers that are ready, without waiting (into ``ready``);
+        False when reading one failed, which is left for ``result``."""
         try:
             for w in range(len(self.conns)):
                 self._drain(w)
         except (OSError, EOFError):
-            return None
-        return self.ready.pop(ticket, None)
+            return False
+        return True
 
     def submit(self, jobs: list[tuple[bytes, bytes, bytes]]) -> tuple[int, int]:
         """Hand a chunk to the next checker; returns its ticket for ``result``."""
@@ -506,18 +505,16 @@ class SignatureFeed:
         8). A chunk whose answer is not back, or does not fit its jobs, keeps them: its
         verdicts come from ``verdict`` as before, checked here if its checker failed."""
         pool = self._pool
+        if pool is None or not pool.drain():
+            return
         chunk = self._collected
         while chunk < len(self._tickets):
             if chunk not in self._done:
-                if pool is None:
-                    break
                 jobs = self._chunk_jobs(chunk)
-                done = pool.answered(self._tickets[chunk])
-                if done is None:
-                    break
-                if len(done) != len(jobs):
-                    pool.ready[self._tickets[chunk]] = done  # ``_chunk`` finds it wrong and checks here
-                    break
+                done = pool.ready.get(self._tickets[chunk])
+                if done is None or len(done) != len(jobs):
+                    break  # not back yet, or not fitting its jobs (``_chunk`` then checks it here)
+                del pool.ready[self._tickets[chunk]]
                 self._done[chunk] = done
                 start = chunk * SIGNATURE_CHUNK
                 self._jobs[start:start + len(jobs)] = [_LET_GO] * len(jobs)

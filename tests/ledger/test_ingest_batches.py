@@ -469,7 +469,7 @@ def test_the_next_batch_is_parsed_before_a_small_one_ahead_is_stored_and_once_ac
         return append(events, before_commit)
 
     p = make_producers(ledger)
-    batches = [b for b in _three(ledger, p, lambda b: None)]
+    batches = _three(ledger, p, lambda b: None)
     monkeypatch.setattr(ingest_module, "_parse", parsing)
     monkeypatch.setattr(ledger.store, "append", appending)
     assert [len(b) for b in batches] == [61, 60, 60]
