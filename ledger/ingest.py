@@ -36,7 +36,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from eventsourcing.persistence import PersistenceError
 
@@ -57,12 +57,14 @@ MAX_BATCH_EVENTS = 200_000
 PREFETCH = 500
 """Events whose streams' heads are read together (one query)."""
 KEPT_PARSED = 4096
-KEPT_PARSED_BYTES = 1024 * 1024
+KEPT_PARSED_BYTES = 512 * 1024
 """A batch's first events, up to ``KEPT_PARSED`` of them in its first ``KEPT_PARSED_BYTES``
 bytes, held parsed as well as packed from the parse to their judging
-(``PackedEvent.take``), so the judges do not parse them again: about 1.3 MiB beside
-the bytes (measured: ``benchmarks/ingest_memory.py``), whatever the batch's size, and all
-of a benchmark's 1,000-event batch; the rest are parsed again from their bytes."""
+(``PackedEvent.take``), so the judges do not parse them again: about 1.3 times their
+bytes beside the bytes (measured: ``benchmarks/ingest_memory.py``), whatever the batch's
+size, and all of a 1,000-event batch of the benchmark's workloads (516 to 523 KB); the
+rest are parsed again from their bytes. A MiB until issue 13 point 8's bound was
+measured again: it cost 0.13 of a 10 MB batch's size, this half of that."""
 READ_AHEAD_EVENTS = 5_000
 """``ingest_batches`` reads and parses the next batch while one of at most this many events
 is stored: the overlap saves the same time at every batch's end, worth it in small batches
@@ -128,6 +130,41 @@ Item = tuple[int, "PackedEvent | Rejection"]
 """A batch's line, parsed: its number and the event (packed) or why it was refused."""
 
 
+class Items:
+    """A batch's lines, parsed, in order: read as a sequence of ``Item`` (line number,
+    event or rejection), held as a list of the events and an array of their line
+    numbers, 8 bytes a line, where a list of tuples held a tuple and an integer object for
+    each, about 90 bytes (an eighth of a deposit's line: issue 13 point 8,
+    ``benchmarks/ingest_memory.py``)."""
+
+    __slots__ = ("lines", "events")
+
+    def __init__(self) -> None:
+        self.lines = array("q")
+        self.events: list[PackedEvent | Rejection] = []
+
+    def append(self, line: int, item: PackedEvent | Rejection) -> None:
+        self.lines.append(line)
+        self.events.append(item)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self) -> Iterator[Item]:
+        return zip(self.lines, self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        if isinstance(index, slice):
+            return list(zip(self.lines[index], self.events[index]))
+        return self.lines[index], self.events[index]
+
+
 class Ahead:
     """Which of a batch's events have their signature checked ahead (stage 6 on all cores),
     and by which key: item index -> (public key, job number), held as two arrays, about 16
@@ -163,14 +200,14 @@ Presigned = tuple[Ahead, Callable[[int], bool]]
 """Signatures checked ahead, and ``verdict(job number)``."""
 
 
-def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> list[Item]:
+def parse_lines(lines: Iterable[str | bytes], first_line: int = 1) -> Items:
     """Parse a batch's lines as they come (an iterable read lazily: a file is never held
     whole as text), each line dropped once parsed. Past ``MAX_BATCH_EVENTS`` events or
     ``MAX_BATCH_BYTES`` bytes the batch is refused ("size") and the rest is not read."""
     return _parse(lines, first_line, None)
 
 
-def parse_presigned(lines: Iterable[str | bytes], first_line: int, ring: KeyRing) -> tuple[list[Item], Presigned]:
+def parse_presigned(lines: Iterable[str | bytes], first_line: int, ring: KeyRing) -> tuple[Items, Presigned]:
     """``parse_lines``, with stage 6 started as the lines are parsed: each event whose key
     is in ``ring`` has its signature checked on the other cores while the rest of the
     batch is parsed (``ledger.keys.SignatureFeed``), by that key (a key id names one
@@ -190,8 +227,8 @@ def parse_presigned(lines: Iterable[str | bytes], first_line: int, ring: KeyRing
 
 
 def _parse(lines: Iterable[str | bytes], first_line: int,
-           parsed: Callable[[int, SignedEvent], None] | None) -> list[Item]:
-    out: list[Item] = []
+           parsed: Callable[[int, SignedEvent], None] | None) -> Items:
+    out = Items()
     size = 0
     for no, line in enumerate(lines, start=first_line):
         size += len(line)
@@ -200,25 +237,25 @@ def _parse(lines: Iterable[str | bytes], first_line: int,
         if len(out) >= MAX_BATCH_EVENTS or size > MAX_BATCH_BYTES:
             limit = (f"more than {MAX_BATCH_EVENTS} events" if len(out) >= MAX_BATCH_EVENTS
                      else f"more than {MAX_BATCH_BYTES} bytes")
-            out.append((no, Rejection(no, None, None, "size", f"batch has {limit}: split it (--batch-size)")))
+            out.append(no, Rejection(no, None, None, "size", f"batch has {limit}: split it (--batch-size)"))
             break
         obj: Any = None
         try:
             obj, canonical = read_json_line(line)
             ev = parse_event(obj)
             try:  # held as its canonical bytes until checked and stored; the first KEPT_PARSED parsed as well
-                out.append((no, PackedEvent(ev, canonical, len(out) < KEPT_PARSED and size <= KEPT_PARSED_BYTES)))
+                out.append(no, PackedEvent(ev, canonical, len(out) < KEPT_PARSED and size <= KEPT_PARSED_BYTES))
             except ValueError as exc:  # no canonical form (a lone surrogate): the hash check's reason
                 raise EventError("schema", str(exc)) from None
             if parsed is not None:
                 parsed(len(out) - 1, ev)
         except EventError as exc:
             stream, seq = _where(obj)
-            out.append((no, Rejection(no, stream, seq, exc.check, exc.reason)))
+            out.append(no, Rejection(no, stream, seq, exc.check, exc.reason))
     return out
 
 
-def check_batch(store: Store, items: list[Item]) -> tuple[list[PackedEvent], list[Rejection], int]:
+def check_batch(store: Store, items: Items) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Check parsed items against the store. Returns (events, rejections, replays)."""
     return _check_items(items, World(store, load_keyring(store)))
 
@@ -243,7 +280,7 @@ def check_chain(ev: SignedEvent, world: World, refused: dict[tuple[str, int], in
         raise EventError("chain", f"broken prev: does not match the hash of {ev.stream} seq {ev.seq - 1}")
 
 
-def _signatures(items: list[Item], world: World) -> Presigned:
+def _signatures(items: Items, world: World) -> Presigned:
     """Stage 6 started early for the whole batch, on all cores (``ledger.keys.verify_signatures``):
     each event whose key is in the key ring as the batch begins, by that key (a key id names
     one public key: ``ledger.keyring``). Returns item index -> (public key, job number), and
@@ -266,7 +303,7 @@ class _Unproven(Exception):
     """A verdict read after the judges' pass is bad: the batch is judged again in order."""
 
 
-def _check_items(items: list[Item], world: World, signed: Presigned | None = None) -> Outcome:
+def _check_items(items: Items, world: World, signed: Presigned | None = None) -> Outcome:
     """Check items against ``world`` (the store plus what earlier accepted batches of the
     run add); the world and its key ring advance with every accepted event. ``signed``:
     the signatures ``parse_presigned`` started, else they start here."""
@@ -274,7 +311,7 @@ def _check_items(items: list[Item], world: World, signed: Presigned | None = Non
     return outcome if proven() else again()
 
 
-def _judge_ahead(items: list[Item], world: World, signed: Presigned | None
+def _judge_ahead(items: Items, world: World, signed: Presigned | None
                  ) -> tuple[Outcome, Callable[[], bool], Callable[[], Outcome]]:
     """The judges' pass over the batch with stage 6's verdicts for the signatures checked
     ahead not awaited event by event, so the judges run while the other cores are still
@@ -287,7 +324,7 @@ def _judge_ahead(items: list[Item], world: World, signed: Presigned | None
     the outcome is ``again()``'s. A judge that fails on an event whose signature was not
     yet known has the batch judged again at once (its signature may be why)."""
     presigned, verdict = signed if signed is not None else _signatures(items, world)
-    deferred: list[int] = []
+    deferred = array("q")  # 8 bytes a job number, where a list held an integer object for each
 
     def again() -> Outcome:
         world.restart()
@@ -299,13 +336,13 @@ def _judge_ahead(items: list[Item], world: World, signed: Presigned | None
         if not deferred:
             raise  # nothing was taken on trust: the failure is the event-by-event one
         outcome = again()
-        deferred.clear()  # judged in order: nothing left on trust
+        del deferred[:]  # judged in order: nothing left on trust
 
     return outcome, lambda: all(verdict(j) for j in deferred), again
 
 
-def _judge_items(items: list[Item], world: World, presigned: Ahead,
-                 verdict: Callable[[int], bool], deferred: list[int] | None
+def _judge_items(items: Items, world: World, presigned: Ahead,
+                 verdict: Callable[[int], bool], deferred: array[int] | None
                  ) -> tuple[list[PackedEvent], list[Rejection], int]:
     """Stages 3 to 7 for each item in order (``_check_items``). ``deferred``: where the job
     numbers of the verdicts taken as good go, to be read after the pass; None: each
@@ -316,7 +353,7 @@ def _judge_items(items: list[Item], world: World, presigned: Ahead,
     refused: dict[tuple[str, int], int] = {}  # (stream, seq) -> line, for refused events
     for i, (no, item) in enumerate(items):
         if i % PREFETCH == 0:  # the heads the next events need, a few queries at a time (not all held at once)
-            world.prefetch([it for _, it in items[i:i + PREFETCH] if not isinstance(it, Rejection)])
+            world.prefetch([it for it in items.events[i:i + PREFETCH] if not isinstance(it, Rejection)])
             presigned.collect()  # the jobs of the signatures checked meanwhile, let go
         if isinstance(item, Rejection):  # stages 1-2: parse, schema
             rejections.append(item)
@@ -350,11 +387,11 @@ def _judge_items(items: list[Item], world: World, presigned: Ahead,
     return events, rejections, replays
 
 
-def ingest_events(store: Store, items: list[Item], clock: Clock | None = None) -> IngestReport:
+def ingest_events(store: Store, items: Items, clock: Clock | None = None) -> IngestReport:
     return _ingest(store, items, World(store, load_keyring(store), clock))
 
 
-def _ingest(store: Store, items: list[Item], world: World, signed: Presigned | None = None,
+def _ingest(store: Store, items: Items, world: World, signed: Presigned | None = None,
             ahead: Callable[[], None] | None = None) -> IngestReport:
     """Check one batch against ``world`` and append it whole, or report why not. The rows
     go to the database while the last signatures are still being checked: the transaction
@@ -470,13 +507,13 @@ class IngestSession:
         with paused():  # the batch is held whole from parse to commit: collections would find nothing
             return self._send(self.parse(lines, first_line))  # (its frame, and the batch, gone before the collector is back)
 
-    def parse(self, lines: Iterable[str | bytes], first_line: int = 1) -> tuple[list[Item], Presigned]:
+    def parse(self, lines: Iterable[str | bytes], first_line: int = 1) -> tuple[Items, Presigned]:
         """Stages 1 and 2 of a batch, its signatures started by the session's key ring
         (``parse_presigned``): nothing in it depends on the store, so a batch may be parsed
         before the one ahead of it is stored (``ingest_batches``)."""
         return parse_presigned(lines, first_line, self.ring)
 
-    def _send(self, parsed: tuple[list[Item], Presigned], ahead: Callable[[], None] | None = None) -> IngestReport:
+    def _send(self, parsed: tuple[Items, Presigned], ahead: Callable[[], None] | None = None) -> IngestReport:
         """``send`` for a batch parsed already; ``ahead`` as in ``_ingest``: it may be
         called on each try, so it does its work once."""
         items, signed = parsed
@@ -589,7 +626,7 @@ class _NextBatch:
     def __init__(self, batches: Iterator[Iterable[str | bytes]], session: IngestSession):
         self.batches, self.session = batches, session
         self.first_line = 1
-        self.parsed: tuple[list[Item], Presigned] | None = None
+        self.parsed: tuple[Items, Presigned] | None = None
         self.failed: Exception | None = None
         self.ended = False
 
@@ -610,7 +647,7 @@ class _NextBatch:
             return
         self.first_line += counted.n
 
-    def take(self) -> tuple[list[Item], Presigned] | None:
+    def take(self) -> tuple[Items, Presigned] | None:
         """The next batch, parsed; None after the last."""
         self.read()
         if self.failed is not None:

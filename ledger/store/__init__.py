@@ -44,6 +44,17 @@ atexit.register(gc.collect)
 
 APP_NAME = "pitboss"
 
+SQLITE_CACHE_KIB = 2000
+"""SQLite's own default page cache a connection (``PRAGMA cache_size = -2000``: 2,000 KiB)."""
+SQLITE_WRITE_CACHE_KIB = 512
+"""The page cache of a connection while it appends a batch (``Store.append``), then
+``SQLITE_CACHE_KIB`` again: a batch's pages go to the write-ahead log as the cache fills,
+and SQLite's default let 2 MB of them stay in the process, a fifth of a 10 MB batch's
+size on top of the batch (issue 13 point 8: a batch's peak at most twice its size;
+``benchmarks/ingest_memory.py``: 2.05 times a 10 MB batch with the default, 1.9 with
+this). Alternated 40,000-event ingests of 1,000-event batches ran as fast with either
+(docs/benchmarks.md)."""
+
 
 def pg_heads_sql(table: str) -> str:
     """PostgreSQL's query for the last event of each stream named in its one parameter (a
@@ -173,12 +184,17 @@ class Store:
             # the mapper and recorder that ``app.events.put`` uses, without the Recording and
             # Notification objects it builds for every event (only the ids are wanted)
             mapped = _Mapped(events, self.app.mapper)
-            if before_commit is None:
-                ids = self.recorder.insert_events(mapped)
-            elif self.url.backend == "sqlite":  # the library's insert_events, with the hook before its commit
+            if self.url.backend == "sqlite":  # the library's insert_events, with the hook before its commit
                 with self.recorder.datastore.transaction(commit=True) as c:  # type: ignore[attr-defined]  # the SQLite recorder has one
-                    ids = self.recorder._insert_events(c, mapped)  # type: ignore[attr-defined]  # the SQLite recorder's own
-                    before_commit()
+                    c.execute(f"PRAGMA cache_size = -{SQLITE_WRITE_CACHE_KIB}")
+                    try:
+                        ids = self.recorder._insert_events(c, mapped)  # type: ignore[attr-defined]  # the SQLite recorder's own
+                        if before_commit is not None:
+                            before_commit()
+                    finally:
+                        c.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+            elif before_commit is None:
+                ids = self.recorder.insert_events(mapped)
             else:
                 ids = self.recorder.insert_events(mapped, before_commit=before_commit)
         except IntegrityError as exc:
