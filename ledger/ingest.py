@@ -505,7 +505,7 @@ class IngestSession:
         dropped; when the first insert had committed, the store reports AlreadyStoredError
         and the batch is a "duplicate" too.)"""
         with paused():  # the batch is held whole from parse to commit: collections would find nothing
-            return self._send(self.parse(lines, first_line))  # (its frame, and the batch, gone before the collector is back)
+            return self.send_parsed(self.parse(lines, first_line))  # (its frame, and the batch, gone before the collector is back)
 
     def parse(self, lines: Iterable[str | bytes], first_line: int = 1) -> tuple[Items, Presigned]:
         """Stages 1 and 2 of a batch, its signatures started by the session's key ring
@@ -513,9 +513,9 @@ class IngestSession:
         before the one ahead of it is stored (``ingest_batches``)."""
         return parse_presigned(lines, first_line, self.ring)
 
-    def _send(self, parsed: tuple[Items, Presigned], ahead: Callable[[], None] | None = None) -> IngestReport:
-        """``send`` for a batch parsed already; ``ahead`` as in ``_ingest``: it may be
-        called on each try, so it does its work once."""
+    def send_parsed(self, parsed: tuple[Items, Presigned], ahead: Callable[[], None] | None = None) -> IngestReport:
+        """``send`` for a batch parsed already (``parse``); ``ahead`` as in ``_ingest``: it
+        may be called on each try, so it does its work once."""
         items, signed = parsed
         for attempt in range(self.retries + 1):
             self.attempts += 1
@@ -611,7 +611,7 @@ def ingest_batches(store: Store, batches: Iterable[Iterable[str | bytes]], retri
             parsed = source.take()
             if parsed is None:
                 break
-            report = session._send(parsed, source.read if len(parsed[0]) <= READ_AHEAD_EVENTS else None)
+            report = session.send_parsed(parsed, source.read if len(parsed[0]) <= READ_AHEAD_EVENTS else None)
             del parsed
         reports.append(report)
         if not report.ok:

@@ -298,6 +298,9 @@ class _Checkers:
         self.taken: set[tuple[int, int]] = set()
         """The chunks among those the caller checked itself."""
         self.ready: dict[tuple[int, int], list[bool]] = {}
+        self.forgotten: set[tuple[int, int]] = set()
+        """Chunks not answered yet whose verdicts no one will ask for (``forget``): their
+        answers are read in turn and dropped."""
         self.turn = 0
         self.checked_here = 0
         """Chunks the caller has checked itself (``result``)."""
@@ -322,14 +325,25 @@ class _Checkers:
         answer = self.conns[w].recv()
         self.read[w] += 1
         self.pending.pop(ticket, None)  # (a chunk the caller took let go of its jobs then)
+        wanted = ticket not in self.forgotten
+        self.forgotten.discard(ticket)
         if ticket in self.taken:
             self.taken.remove(ticket)
             if answer is not None:
                 raise OSError(f"chunk {ticket} was checked by the caller and its checker both")
         elif answer is None:
             raise OSError(f"chunk {ticket} was skipped by its checker and not checked by the caller")
-        else:
+        elif wanted:
             self.ready[ticket] = answer
+
+    def forget(self, ticket: tuple[int, int]) -> None:
+        """No one will ask for the chunk's verdicts (its feed was let go before reading them
+        all: a batch refused early): its answer is dropped, held in ``ready`` already or
+        when it comes, and the caller does not check it itself."""
+        self.ready.pop(ticket, None)
+        w, n = ticket
+        if n >= self.read[w]:
+            self.forgotten.add(ticket)
 
     def _drain(self, w: int) -> None:
         conn = self.conns[w]
@@ -365,7 +379,7 @@ class _Checkers:
         with the most chunks outstanding; False when there is none."""
         for w in sorted(range(len(self.conns)), key=lambda w: self.read[w] - self.sent[w]):
             n = self.sent[w] - 1
-            while n >= self.read[w] and (w, n) in self.taken:
+            while n >= self.read[w] and ((w, n) in self.taken or (w, n) in self.forgotten):
                 n -= 1
             if n < self.read[w]:
                 continue
@@ -453,6 +467,20 @@ class SignatureFeed:
         its jobs at once and asks for their verdicts in order (the read side,
         ``ledger.verify.RowJudge``): handed all at once, they filled the pipe and the caller
         waited on its write with work of its own to do (a third of a view rebuild's time)."""
+
+    def __del__(self) -> None:
+        """The feed let go: the checkers forget the chunks whose verdicts it never read
+        (``_Checkers.forget``), so that a long-running process holds no answers for batches
+        refused before their last verdicts were asked for."""
+        pool = self._pool
+        try:
+            if pool is None or not _CHECKERS or _CHECKERS[0] is not pool or not pool.mine():
+                return
+            for chunk, ticket in enumerate(self._tickets):
+                if ticket[0] >= 0 and chunk not in self._done:
+                    pool.forget(ticket)
+        except Exception:  # at interpreter exit the module's names may be gone: nothing to keep then
+            pass
 
     def _chunk_jobs(self, chunk: int) -> list[tuple[bytes, bytes, bytes]]:
         return self._jobs[chunk * SIGNATURE_CHUNK:(chunk + 1) * SIGNATURE_CHUNK]

@@ -568,3 +568,41 @@ def test_a_feed_lets_go_of_the_jobs_whose_verdicts_are_in_and_keeps_their_verdic
     verdict = feed.finish()
     assert [verdict(i) for i in range(len(jobs))] == expected
     assert not keys.verify_signature(*keys._LET_GO)  # a job let go, were it checked again, is refused
+
+
+def test_a_feed_let_go_before_its_verdicts_are_read_leaves_no_answers_with_the_checkers() -> None:
+    """A feed dropped with verdicts unread (a batch refused before its last signatures were
+    asked for): the checkers forget its chunks (``_Checkers.forget``), dropping the answers
+    already in and those still to come, so a long-running process holds nothing of it; the
+    next feed's verdicts are libsodium's and come in order, from the same checkers."""
+    import os
+    import time
+
+    from ledger import keys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(12 * keys.SIGNATURE_CHUNK)
+    expected = [verify_signature(*job) for job in jobs]
+    keys.verify_signatures(jobs[:keys.SIGNATURE_CHUNK])  # the checkers, started
+    pool = keys._CHECKERS[0]
+    feed = keys.SignatureFeed()
+    for job in jobs:
+        feed.add(job)
+    verdict = feed.finish()
+    assert verdict(0) == expected[0]
+    deadline = time.monotonic() + 30
+    while not pool.ready and time.monotonic() < deadline:  # some answers in before the feed goes
+        time.sleep(0.005)
+        pool.drain()
+    tickets = {t for t in feed._tickets if t[0] >= 0}
+    assert pool.ready.keys() & tickets
+    del verdict, feed
+    assert not pool.ready.keys() & tickets
+    again = keys.verify_signatures(jobs)
+    assert [again(i) for i in range(len(jobs))] == expected
+    while any(pool.read[w] < pool.sent[w] for w in range(len(pool.conns))) and time.monotonic() < deadline:
+        time.sleep(0.005)
+        pool.drain()
+    assert not pool.ready.keys() & tickets and not pool.pending.keys() & tickets and not pool.forgotten
+    assert keys._CHECKERS[0] is pool
