@@ -15,7 +15,9 @@ events table is ``<schema>.pitboss_events``; on SQLite it is ``stored_events``.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
@@ -192,7 +194,8 @@ class Store:
                         if before_commit is not None:
                             before_commit()
                     finally:
-                        c.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+                        with contextlib.suppress(sqlite3.Error):  # a connection that failed keeps its error, not this
+                            c.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
             elif before_commit is None:
                 ids = self.recorder.insert_events(mapped)
             else:
