@@ -53,9 +53,9 @@ SQLITE_WRITE_CACHE_KIB = 512
 ``SQLITE_CACHE_KIB`` again: a batch's pages go to the write-ahead log as the cache fills,
 and SQLite's default let 2 MB of them stay in the process, a fifth of a 10 MB batch's
 size on top of the batch (issue 13 point 8: a batch's peak at most twice its size;
-``benchmarks/ingest_memory.py``: 2.05 times a 10 MB batch with the default, 1.9 with
-this). Alternated 40,000-event ingests of 1,000-event batches ran as fast with either
-(docs/benchmarks.md)."""
+``benchmarks/ingest_memory.py``, with the rest of 23076aa: 1.80 times a 10 MB batch,
+1.93 with 1,024 KiB). Alternated 40,000-event ingests of 1,000-event batches were within
+2% with either (docs/benchmarks.md, the twenty-fourth machine)."""
 
 
 def pg_heads_sql(table: str) -> str:

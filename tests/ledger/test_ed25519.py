@@ -351,14 +351,10 @@ def test_a_feed_with_ahead_hands_the_checkers_only_that_many_chunks_beyond_the_o
     for in order): handed every chunk at once, the checkers' pipe filled and the caller
     waited on its write with rows of its own to apply; now at most N chunks beyond the one
     asked for are with them, and the caller checks the rest as it reaches them."""
-    import os
 
     from ledger import keys
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: no checker processes")
-    jobs = _jobs(40 * keys.SIGNATURE_CHUNK)
-    expected = [verify_signature(*job) for job in jobs]
+    jobs, expected = _checked_jobs(40 * keys.SIGNATURE_CHUNK)
     feed = keys.SignatureFeed(ahead=3)
     for job in jobs:
         feed.add(job)
@@ -370,6 +366,15 @@ def test_a_feed_with_ahead_hands_the_checkers_only_that_many_chunks_beyond_the_o
         assert len(feed._tickets) <= i // keys.SIGNATURE_CHUNK + 4
     assert got == expected
     assert len(feed._tickets) == 40
+
+
+def _checked_jobs(n: int) -> tuple[list[tuple[bytes, bytes, bytes]], list[bool]]:
+    """``_jobs(n)`` and each one's verdict by ``verify_signature`` in this process, for a
+    test of the checker processes (skipped on one core, where a feed starts none)."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no checker processes")
+    jobs = _jobs(n)
+    return jobs, [verify_signature(*job) for job in jobs]
 
 
 def _jobs(n: int) -> list[tuple[bytes, bytes, bytes]]:
@@ -399,14 +404,10 @@ def _kill_checkers():  # type: ignore[no-untyped-def]
 def test_verdicts_stay_libsodiums_when_a_checker_process_dies() -> None:
     """A checker killed while a feed's chunks are with it: the chunks it never answered
     are checked in the feed's own process, and the next feed starts new checkers."""
-    import os
 
     from ledger import keys
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: no checker processes")
-    jobs = _jobs(1000)
-    expected = [verify_signature(*job) for job in jobs]
+    jobs, expected = _checked_jobs(1000)
     feed = keys.SignatureFeed()
     for job in jobs:
         feed.add(job)
@@ -424,14 +425,10 @@ def test_the_caller_checks_the_last_chunks_itself_rather_than_wait_with_the_same
     a chunk is checked once, by one of them; the checker answers None for a chunk the
     caller took. Verdicts stay libsodium's whoever checked, and the next feed's answers
     come in order after the skipped ones."""
-    import os
 
     from ledger import keys
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: no checker processes")
-    jobs = _jobs(48 * keys.SIGNATURE_CHUNK)
-    expected = [verify_signature(*job) for job in jobs]
+    jobs, expected = _checked_jobs(48 * keys.SIGNATURE_CHUNK)
     keys.verify_signatures(jobs[:keys.SIGNATURE_CHUNK])  # the checkers, started
     pool = keys._CHECKERS[0]
     before = pool.checked_here
@@ -472,10 +469,7 @@ def test_checkers_that_cannot_start_leave_nothing_open_and_the_feed_checks_inlin
 
     from ledger import keys
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: no checker processes")
-    jobs = _jobs(200)
-    expected = [verify_signature(*job) for job in jobs]
+    jobs, expected = _checked_jobs(200)
     while keys._CHECKERS:
         keys._discard()
 
@@ -541,15 +535,11 @@ def test_a_feed_lets_go_of_the_jobs_whose_verdicts_are_in_and_keeps_their_verdic
     verdicts taken in and their jobs let go, the rest keep theirs; every verdict is still
     the serial ``verify_signature``'s, also when a checker dies after the collection (the
     chunks it had not answered are checked in the feed's own process, from their jobs)."""
-    import os
     import time
 
     from ledger import keys
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: no checker processes")
-    jobs = _jobs(24 * keys.SIGNATURE_CHUNK)
-    expected = [verify_signature(*job) for job in jobs]
+    jobs, expected = _checked_jobs(24 * keys.SIGNATURE_CHUNK)
     feed = keys.SignatureFeed()
     for job in jobs[:20 * keys.SIGNATURE_CHUNK]:
         feed.add(job)
@@ -575,15 +565,11 @@ def test_a_feed_let_go_before_its_verdicts_are_read_leaves_no_answers_with_the_c
     asked for): the checkers forget its chunks (``_Checkers.forget``), dropping the answers
     already in and those still to come, so a long-running process holds nothing of it; the
     next feed's verdicts are libsodium's and come in order, from the same checkers."""
-    import os
     import time
 
     from ledger import keys
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: no checker processes")
-    jobs = _jobs(12 * keys.SIGNATURE_CHUNK)
-    expected = [verify_signature(*job) for job in jobs]
+    jobs, expected = _checked_jobs(12 * keys.SIGNATURE_CHUNK)
     keys.verify_signatures(jobs[:keys.SIGNATURE_CHUNK])  # the checkers, started
     pool = keys._CHECKERS[0]
     feed = keys.SignatureFeed()

@@ -593,58 +593,48 @@ def test_a_batch_holds_its_line_numbers_in_an_array_and_reads_as_its_lines_in_or
     assert items[1:4] == pairs[1:4] and items[::2] == pairs[::2]
 
 
-def test_a_batch_appended_to_sqlite_keeps_a_small_page_cache_then_the_default_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_batch_appended_to_sqlite_keeps_a_small_page_cache_then_the_default_again(ledger) -> None:  # type: ignore[no-untyped-def]
     """Issue 13 point 8: while ``Store.append`` writes a batch, its SQLite connection's page
     cache is ``SQLITE_WRITE_CACHE_KIB`` (the default's 2 MB of the batch's pages stayed in
     the process), and SQLite's default again after, whether the batch commits or its
     ``before_commit`` refuses it (nothing stored then)."""
-    from ledger.house import PublicDir, init_ledger
-    from ledger.keys import KeyDirectory
-    from ledger.store import SQLITE_CACHE_KIB, SQLITE_WRITE_CACHE_KIB, Store
+    from ledger.ingest import parse_lines
+    from ledger.store import SQLITE_CACHE_KIB, SQLITE_WRITE_CACHE_KIB
 
-    store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}", create=True)
-    try:
-        init_ledger(store, KeyDirectory(tmp_path / "keys"), PublicDir(tmp_path / "public"), "test.pitboss/ledger")
-        ledger = type("L", (), {"store": store, "keys": KeyDirectory(tmp_path / "keys")})()
-        p = make_producers(ledger)
-        events = [PackedEventOf(line) for line in night_batch(store, p, rounds=2).lines()]
+    if ledger.store.url.backend != "sqlite":
+        pytest.skip("SQLite's page cache: PostgreSQL's memory is the server's")
+    store = ledger.store
+    p = make_producers(ledger)
+    events = parse_lines(night_batch(store, p, rounds=2).lines()).events
 
-        connections: list[Any] = []  # the sqlite3 connection each append wrote on
-        seen: list[int] = []  # its page cache as the rows were written
-        insert = store.recorder._insert_events  # type: ignore[attr-defined]
+    connections: list[Any] = []  # the sqlite3 connection each append wrote on
+    seen: list[int] = []  # its page cache as the rows were written
+    insert = store.recorder._insert_events  # type: ignore[attr-defined]
 
-        def watched(c, stored):  # type: ignore[no-untyped-def]
-            connections.append(c.sqlite_cursor.connection)
-            seen.append(cache_of(connections[-1]))
-            return insert(c, stored)
+    def watched(c, stored):  # type: ignore[no-untyped-def]
+        connections.append(c.sqlite_cursor.connection)
+        seen.append(cache_of(connections[-1]))
+        return insert(c, stored)
 
-        def cache_of(connection) -> int:  # type: ignore[no-untyped-def]
-            return int(connection.execute("PRAGMA cache_size").fetchone()[0])
+    def cache_of(connection) -> int:  # type: ignore[no-untyped-def]
+        return int(connection.execute("PRAGMA cache_size").fetchone()[0])
 
-        def refuse() -> None:
-            raise RuntimeError("refused before commit")
+    def refuse() -> None:
+        raise RuntimeError("refused before commit")
 
-        store.recorder._insert_events = watched  # type: ignore[attr-defined]
-        before = store.max_notification_id()
-        with pytest.raises(RuntimeError):
-            store.append(events, refuse)
-        assert seen == [-SQLITE_WRITE_CACHE_KIB] and cache_of(connections[0]) == -SQLITE_CACHE_KIB
-        assert store.max_notification_id() == before
-        ids = store.append(events, lambda: None)
-        assert seen[1:] == [-SQLITE_WRITE_CACHE_KIB] and cache_of(connections[1]) == -SQLITE_CACHE_KIB
-        assert len(ids) == len(events) and store.max_notification_id() == before + len(events)
-        more = [PackedEventOf(line) for line in night_batch(store, p, rounds=1).lines()]
-        store.append(more)  # no hook: the same path
-        assert seen[2:] == [-SQLITE_WRITE_CACHE_KIB] and cache_of(connections[2]) == -SQLITE_CACHE_KIB
-        assert store.max_notification_id() == before + len(events) + len(more)
-    finally:
-        store.close()
-
-
-def PackedEventOf(line: str):  # type: ignore[no-untyped-def]
-    from ledger.events import PackedEvent, parse_event, parse_json_line
-
-    return PackedEvent(parse_event(parse_json_line(line)))
+    store.recorder._insert_events = watched  # type: ignore[attr-defined]
+    before = store.max_notification_id()
+    with pytest.raises(RuntimeError):
+        store.append(events, refuse)
+    assert seen == [-SQLITE_WRITE_CACHE_KIB] and cache_of(connections[0]) == -SQLITE_CACHE_KIB
+    assert store.max_notification_id() == before
+    ids = store.append(events, lambda: None)
+    assert seen[1:] == [-SQLITE_WRITE_CACHE_KIB] and cache_of(connections[1]) == -SQLITE_CACHE_KIB
+    assert len(ids) == len(events) and store.max_notification_id() == before + len(events)
+    more = parse_lines(night_batch(store, p, rounds=1).lines()).events
+    store.append(more)  # no hook: the same path
+    assert seen[2:] == [-SQLITE_WRITE_CACHE_KIB] and cache_of(connections[2]) == -SQLITE_CACHE_KIB
+    assert store.max_notification_id() == before + len(events) + len(more)
 
 
 def test_a_10_mb_batch_peaks_under_twice_its_size(ledger) -> None:  # type: ignore[no-untyped-def]
