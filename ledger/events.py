@@ -439,6 +439,11 @@ class PackedEvent(_Originated):
             return
         self.event().check_hash()
 
+    def let_go(self) -> None:
+        """Hold the event as its bytes only from now on (a large batch's events kept parsed,
+        ``ledger.ingest.KEPT_PARSED_BATCH_BYTES``): ``take`` parses it again."""
+        self._parsed = None
+
     def encoded(self) -> bytes:
         return self.data
 
