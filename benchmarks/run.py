@@ -382,6 +382,31 @@ def startup(repeats: int) -> dict[str, Any]:
             "ratio": round(min(ours) / min(bare), 2)}
 
 
+def cpu() -> dict[str, Any]:
+    """The processor the figures were taken on, as Linux names it (``/proc/cpuinfo``'s first
+    processor: model name, vendor, family, model), so that a set can be told from another
+    machine's of the same name but another kind (AMD EPYCs of family 25 models 1 and 17
+    check signatures at about 15,000 and 20,000 a second a core, docs/benchmarks.md);
+    ``platform.processor()`` where there is no such file."""
+    fields = {"model name": "model_name", "vendor_id": "vendor", "cpu family": "family", "model": "model"}
+    found: dict[str, Any] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor's block ends here
+                key, _, value = line.partition(":")
+                name = fields.get(key.strip())
+                if name:
+                    value = value.strip()
+                    found[name] = int(value) if value.isdigit() else value
+    except OSError:
+        import platform
+
+        found["model_name"] = platform.processor() or "unknown"
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (a few minutes)")
@@ -393,7 +418,7 @@ def main() -> None:
     args = ap.parse_args()
     n_events = 6_000 if args.quick else 40_000
     cores = os.cpu_count() or 1
-    out: dict[str, Any] = {"machine": {"cores": cores, "python": sys.version.split()[0],
+    out: dict[str, Any] = {"machine": {"cores": cores, "cpu": cpu(), "python": sys.version.split()[0],
                                        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]},
                            "events": n_events, "batch": BATCH}
 
