@@ -387,7 +387,8 @@ def cpu() -> dict[str, Any]:
     processor: model name, vendor, family, model), so that a set can be told from another
     machine's of the same name but another kind (AMD EPYCs of family 25 models 1 and 17
     check signatures at about 15,000 and 20,000 a second a core, docs/benchmarks.md);
-    ``platform.processor()`` where there is no such file."""
+    ``platform.processor()`` where there is no such file or it names none of them (ARM's
+    Linux names its implementer and part instead)."""
     fields = {"model name": "model_name", "vendor_id": "vendor", "cpu family": "family", "model": "model"}
     found: dict[str, Any] = {}
     try:
@@ -401,9 +402,11 @@ def cpu() -> dict[str, Any]:
                     value = value.strip()
                     found[name] = int(value) if value.isdigit() else value
     except OSError:
+        pass
+    if not found:
         import platform
 
-        found["model_name"] = platform.processor() or "unknown"
+        found["model_name"] = platform.processor() or platform.machine() or "unknown"
     return found
 
 
