@@ -387,8 +387,8 @@ def cpu() -> dict[str, Any]:
     processor: model name, vendor, family, model), so that a set can be told from another
     machine's of the same name but another kind (AMD EPYCs of family 25 models 1 and 17
     check signatures at about 15,000 and 20,000 a second a core, docs/benchmarks.md);
-    ``platform.processor()`` where there is no such file or it names none of them (ARM's
-    Linux names its implementer and part instead)."""
+    ``platform``'s processor name, else its machine type, where there is no such file or
+    it names none of them (ARM's Linux names its implementer and part instead)."""
     fields = {"model name": "model_name", "vendor_id": "vendor", "cpu family": "family", "model": "model"}
     found: dict[str, Any] = {}
     try:
