@@ -53,9 +53,9 @@ GOALS = {"verify": 0.8, "ingest_sqlite": 0.5}
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _children() -> dict[int, tuple[float, int]]:
-    """This process's live children: pid -> (core seconds, minor page faults), from
-    /proc/<pid>/stat (fields 10, 14 and 15, after the command's parenthesis)."""
+def _children() -> dict[int, float]:
+    """This process's live children: pid -> core seconds, from /proc/<pid>/stat (fields 14
+    and 15, user and system time, counted after the command's parenthesis)."""
     me, out = os.getpid(), {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -67,7 +67,7 @@ def _children() -> dict[int, tuple[float, int]]:
             continue
         fields = stat[stat.rindex(")") + 2:].split()
         if int(fields[1]) == me:
-            out[int(name)] = ((int(fields[11]) + int(fields[12])) / _TICKS, int(fields[7]))
+            out[int(name)] = (int(fields[11]) + int(fields[12])) / _TICKS
     return out
 
 
@@ -90,8 +90,8 @@ class CoreClock:
         own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         live = _children()
         others = reaped.ru_utime + reaped.ru_stime - self.reaped  # a reaped child's whole life ...
-        others += sum(t - self.live.get(pid, (0.0, 0))[0] for pid, (t, _) in live.items())
-        others -= sum(t for pid, (t, _) in self.live.items() if pid not in live)  # ... less what it had at start
+        others += sum(t - self.live.get(pid, 0.0) for pid, t in live.items())
+        others -= sum(t for pid, t in self.live.items() if pid not in live)  # ... less what it had at start
         return {"wall_s": wall, "own_s": own.ru_utime + own.ru_stime - self.own, "children_s": others,
                 "own_minor_faults": own.ru_minflt - self.faults}
 
