@@ -12,8 +12,9 @@ and ingested; then:
   bare libsodium figures (``run.all_cores_libsodium``, through the fastest entry point:
   ``run.pick_libsodium``, first), as ``run.py`` pairs them;
 - **ingest:** the workload ingested three times into fresh files, each in four quarters
-  (``ingest_batches``, as ``run.py`` and ``pitboss ingest --batch-size 1000`` ingest
-  it), each quarter between two such figures; the limit is ``run.py``'s, the smaller of
+  by ``run.py``'s own ``_ingest_paired`` (``ingest_batches``, as ``pitboss ingest
+  --batch-size 1000`` ingests it), each quarter between two such figures, this script's
+  clock around each; the limit is ``run.py``'s, the smaller of
   the libsodium figure and eventsourcing's recorder inserting the identical rows
   (measured once a file).
 
@@ -42,7 +43,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ledger.ingest import ingest_batches, ingest_lines  # noqa: E402
 from ledger.keys import libsodium_in_use  # noqa: E402
 from ledger.store import DatabaseURL, Store  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402
@@ -158,20 +158,11 @@ def main() -> None:
             env.pop("APPLICATION_RECORDER_TOPIC", None)  # the library's own recorder, as run.py measures it
             insert = bench._baseline_recorder_insert(env, bench._stored_rows(batches))
             inserts.append(round(insert))
-            note(f"ingest in four quarters, file {f + 1} of {files} ...")
-            assert ingest_lines(store, batches[0]).status == "stored"
-            timed = batches[1:]
-            cut = [round(i * len(timed) / 4) for i in range(5)]
-            sodium = [bench.all_cores_libsodium(n_sig, cores)[0]]
-            for a, b in zip(cut, cut[1:]):
-                clock.start()
-                reports = ingest_batches(store, timed[a:b])
-                run = clock.stop()
-                assert [r.status for r in reports] == ["stored"] * (b - a), reports[-1].message
-                sodium.append(bench.all_cores_libsodium(n_sig, cores)[0])
-                mean = (sodium[-1] + sodium[-2]) / 2
-                ingest_runs.append(_figures(run, sum(r.stored for r in reports), mean, min(mean, insert),
-                                            goals["ingest_sqlite"], cores))
+            note(f"ingest in {bench.INGEST_SEGMENTS} segments, file {f + 1} of {files} ...")
+            paired = bench._ingest_paired(store, batches, n_sig, cores, clock)
+            for run, events, mean in zip(paired["segment_clock"], paired["segment_events"],
+                                         paired["libsodium_around"]):
+                ingest_runs.append(_figures(run, events, mean, min(mean, insert), goals["ingest_sqlite"], cores))
             store.close()
             if f == 0:
                 note(f"verify, {3 * verifies} runs each between two libsodium figures ...")

@@ -322,7 +322,8 @@ def _fresh(url: str, tmp: Path, tag: str) -> tuple[Store, KeyDirectory]:
 INGEST_SEGMENTS = 4
 
 
-def _ingest_paired(store: Store, batches: list[list[bytes]], n_sig: int, cores: int) -> dict[str, Any]:
+def _ingest_paired(store: Store, batches: list[list[bytes]], n_sig: int, cores: int, clock: Any = None
+                   ) -> dict[str, Any]:
     """Ingest the batches (after the first, the tables, untimed) in ``INGEST_SEGMENTS``
     runs of consecutive batches, with all-cores bare libsodium measured before the first
     and after each, as verify is paired: the ratio to take is each segment's rate against
@@ -332,24 +333,32 @@ def _ingest_paired(store: Store, batches: list[list[bytes]], n_sig: int, cores: 
     here). Each segment is one ``ingest_batches`` run over its batches, as ``pitboss ingest
     --batch-size`` ingests a file (each batch after a segment's first is parsed while the
     one before it is stored). The events/s printed is the whole run's: every event over
-    every segment's time."""
+    every segment's time. ``clock`` (``benchmarks/inside.py``'s ``CoreClock``): started and
+    stopped around each segment's ingest, its readings returned as ``segment_clock``."""
     assert ingest_lines(store, batches[0]).status == "stored"
     timed = batches[1:]
     cut = [round(i * len(timed) / INGEST_SEGMENTS) for i in range(INGEST_SEGMENTS + 1)]
     sodium = [all_cores_libsodium(n_sig, cores)[0]]
     rates: list[float] = []
+    counts: list[int] = []
+    readings: list[dict[str, float]] = []
     total, seconds = 0, 0.0
     for a, b in zip(cut, cut[1:]):
+        if clock is not None:
+            clock.start()
         started = time.perf_counter()
         reports = ingest_batches(store, timed[a:b])
         took = time.perf_counter() - started
+        if clock is not None:
+            readings.append(clock.stop())
         assert [r.status for r in reports] == ["stored"] * (b - a), reports[-1].message
         events = sum(r.stored for r in reports)
         sodium.append(all_cores_libsodium(n_sig, cores)[0])
         rates.append(events / took)
+        counts.append(events)
         total, seconds = total + events, seconds + took
-    return {"events_per_s": total / seconds, "segment_events_per_s": rates,
-            "libsodium_around": [(x + y) / 2 for x, y in zip(sodium, sodium[1:])]}
+    return {"events_per_s": total / seconds, "segment_events_per_s": rates, "segment_events": counts,
+            "segment_clock": readings, "libsodium_around": [(x + y) / 2 for x, y in zip(sodium, sodium[1:])]}
 
 
 def _sibling(name: str) -> Any:
