@@ -127,7 +127,7 @@ def main() -> None:
     args = ap.parse_args()
     if not Path("/proc/self/stat").exists():
         raise SystemExit("benchmarks/inside.py reads child processes' core time from /proc: Linux only")
-    bench = _load_run()
+    import run as bench  # benchmarks/run.py (this script's folder is first on the path), whose set-up and baselines this shares
     goals = {"verify": bench.GOALS["verify_vs_all_cores_libsodium"], "ingest_sqlite": bench.GOALS["ingest_sqlite_vs_limit"]}
     cores = os.cpu_count() or 1
     n_events = 10_000 if args.quick else 40_000
@@ -183,17 +183,6 @@ def main() -> None:
                             "baseline_recorder_insert_per_s": inserts}
     out["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=1))
-
-
-def _load_run() -> Any:
-    """benchmarks/run.py, whose set-up and baselines this shares, as a module."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_run", Path(__file__).resolve().parent / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 if __name__ == "__main__":

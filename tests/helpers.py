@@ -1,9 +1,12 @@
-"""Producers and batches for tests, built through the real producer SDK."""
+"""Producers and batches for tests, built through the real producer SDK; the benchmark
+scripts as modules (``benchmark``)."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ledger.house import create_key
 from ledger.ingest import IngestReport, ingest_lines
@@ -13,6 +16,17 @@ from ledger.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository's top folder."""
+
+
+def benchmark(name: str) -> Any:
+    """``benchmarks/<name>.py`` as a module of its own (the folder is not a package, and
+    ``projections`` would otherwise name ours), for tests of what a benchmark measures with."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 EVERY_TABLE = ["table:*", "shoe:*", "wheel:*", "dice:*", "tournament:*", "account:*"]
 """A producer key's scope (``ledger.scope``) for tests that are not about scope: every

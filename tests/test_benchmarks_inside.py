@@ -5,7 +5,6 @@ its count of the children's time, read from Linux's ``/proc`` for a child still 
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
 import sys
 import time
@@ -14,17 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import benchmark
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
                                 reason="benchmarks/inside.py reads child processes' core time from /proc (Linux)")
-
-
-def _inside() -> Any:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "inside.py"
-    spec = importlib.util.spec_from_file_location("bench_inside", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _spin(seconds: float, done: Any, stay: Any) -> None:
@@ -38,7 +30,7 @@ def _spin(seconds: float, done: Any, stay: Any) -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork and /proc: Linux")
 def test_core_clock_counts_a_live_child_then_a_reaped_one_once_each() -> None:
-    clock = _inside().CoreClock()
+    clock = benchmark("inside").CoreClock()
     ctx = multiprocessing.get_context("fork")
     done, stay = ctx.Event(), ctx.Event()
     clock.start()

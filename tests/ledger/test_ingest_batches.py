@@ -13,7 +13,7 @@ from cli.main import main
 from ledger.ingest import ingest_batches
 from ledger.verify import verify_ledger
 from tests.conftest import dump_rows
-from tests.helpers import ingest, make_producers, night_batch
+from tests.helpers import benchmark, ingest, make_producers, night_batch
 
 
 def _chunks(lines: list[str], n: int) -> list[list[str]]:
@@ -670,14 +670,7 @@ def test_a_10_mb_batch_peaks_under_twice_its_size(ledger) -> None:  # type: igno
     Measured on the current code on the 2-core EPYC of 2026-12-06: 1.73 on SQLite and 1.79
     on PostgreSQL (1.89 and 1.84 with a large batch's first 512 KiB kept parsed, before
     ``KEPT_PARSED_BATCH_BYTES``)."""
-    import importlib.util
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("ingest_memory", root / "benchmarks" / "ingest_memory.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark("ingest_memory")
     path = ledger.tmp / "in.jsonl"
     bench.write_events(ledger.store, ledger.keys, path, 10)
     size = path.stat().st_size
