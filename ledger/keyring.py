@@ -24,7 +24,7 @@ import orjson
 
 from ledger.events import EventError, SignedEvent
 from ledger.keys import key_id_for, public_key_problem
-from ledger.kinds import KEYRING_STREAM, KINDS
+from ledger.kinds import KEYRING_STREAM, KINDS, roles_of
 from ledger.scope import describe, scope_problem
 from ledger.timeutil import parse_utc, parse_utc_trusted
 
@@ -201,7 +201,7 @@ class KeyRing:
             raise EventError("rule", f"key_id {p['key_id']} is not the id of the given public key")
         if p["actor"] != ev.actor and p["key_id"] == ev.key_id:
             raise EventError("rule", "a self-registered key must name its signer as actor")
-        extra = sorted({k for k in p["kinds"] if (spec := KINDS.get(k)) is None or p["role"] not in spec.roles})
+        extra = sorted({k for k in p["kinds"] if (roles := roles_of(k)) is None or p["role"] not in roles})
         if extra:
             raise EventError("rule", f"role {p['role']!r} may not sign kinds {extra}")
         problem = scope_problem(p["role"], p["scope"])

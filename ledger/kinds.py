@@ -339,6 +339,10 @@ class Registry(Mapping[str, V]):
             if name is None:  # everything is registered: nothing more to load, ever
                 self._complete = True
 
+    def loaded(self) -> Mapping[str, V]:
+        """What is registered so far, loading nothing (``ledger.games._index``)."""
+        return self._items
+
     def register(self, name: str, item: V) -> None:
         if name in self._items:
             raise ValueError(f"{self._what} {name} is already registered")
@@ -387,6 +391,30 @@ def register_kind(name: str, model: type[BaseModel], stream_type: str, roles: tu
 
 def stream_type_of(stream: str) -> str:
     return stream.split(":", 1)[0]
+
+
+_ROLE_INDEXES: list[Callable[[str], frozenset[str] | None]] = []
+
+
+def add_roles_index(lookup: Callable[[str], frozenset[str] | None]) -> None:
+    """``lookup(kind)``: the roles that may sign a kind whose module is not loaded yet, from
+    an index that is right whenever it answers (``ledger.games._index``), else None."""
+    _ROLE_INDEXES.append(lookup)
+
+
+def roles_of(kind: str) -> frozenset[str] | None:
+    """The roles that may sign ``kind``, or None for a kind nobody registers: from its spec
+    when its module is loaded, else from an index (``add_roles_index``), else by loading
+    it. A key ring's check of the kinds a key lists (``ledger.keyring``) asks this for
+    every game's kinds and needs none of their models."""
+    spec = KINDS.loaded().get(kind)
+    if spec is None:
+        for lookup in _ROLE_INDEXES:
+            roles = lookup(kind)
+            if roles is not None:
+                return roles
+        spec = KINDS.get(kind)
+    return None if spec is None else spec.roles
 
 
 def kinds_for_role(role: str) -> list[str]:

@@ -48,7 +48,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ledger.events import EventError, describe_validation_error
-from ledger.kinds import KINDS, Registry
+from ledger.kinds import KINDS, Registry, add_roles_index
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -375,17 +375,30 @@ def play_events(engine: Engine, rules: dict[str, Any], events: Events) -> Any:
 
 
 def _load_games(name: str | None) -> None:
-    """Import the game module ``name`` points at, or every game module (for None, or a
-    name that points at no module). A game's module is named after its game
-    (``dragon-tiger`` in ``dragon_tiger``) and its kinds' family usually after it too
-    (``baccarat.bet.v1``); ``hcf.*`` kinds, in ``high_card_flush``, point nowhere and
-    import every game, once. Which module is imported first is a matter of speed only."""
-    module = None if name is None else name.split(".", 1)[0].replace("-", "_")
+    """Import the game module that registers ``name``, or every game module (for None, or
+    a name found nowhere). The index (``ledger.games._index``) names a kind's module; else
+    a game's module is named after its game (``dragon-tiger`` in ``dragon_tiger``) and its
+    kinds' family usually after it too (``baccarat.bet.v1``); a name that points nowhere
+    (``hcf.*`` kinds, in ``high_card_flush``, with no index) imports every game, once.
+    Which module is imported first is a matter of speed only."""
+    module = None if name is None else _declared_module(name) or name.split(".", 1)[0].replace("-", "_")
     if module in _modules():
         importlib.import_module(f"{__name__}.{module}")
         return
     for info in sorted(_modules()):
         importlib.import_module(f"{__name__}.{info}")
+
+
+def _declared_module(kind: str) -> str | None:
+    from ledger.games import _index  # on first use: ``python -m ledger.games._index`` runs it as a script
+
+    return _index.module_of(kind)
+
+
+def _declared_roles(kind: str) -> frozenset[str] | None:
+    from ledger.games import _index
+
+    return _index.roles_of(kind)
 
 
 @functools.cache
@@ -399,6 +412,7 @@ ENGINES: Registry[Engine] = Registry("an engine for")
 a command that judges baccarat and cash does not build the models of six other games."""
 ENGINES.add_source(_load_games)
 KINDS.add_source(_load_games)  # a game's kinds register when its module is imported
+add_roles_index(_declared_roles)  # a game kind's roles without its module (a key ring's check)
 
 
 def register_engine(engine: Engine) -> None:

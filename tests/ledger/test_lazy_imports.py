@@ -16,10 +16,12 @@ ENGINE_MODULES = {"baccarat", "blackjack", "dragon_tiger", "high_card_flush", "p
 
 def _fresh(code: str, cwd: Path | None = None) -> dict[str, object]:
     """Run ``code`` in a new interpreter; it leaves its answer in ``out`` (a dict), to which
-    the game modules and psycopg modules then imported are added."""
+    the game modules (not the package's own ``_index``) and psycopg modules then imported
+    are added."""
     prog = code + (
         "\nimport json, sys\n"
-        "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.'))\n"
+        "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.')\n"
+        "                      and not m.startswith('ledger.games._'))\n"
         "out['psycopg'] = any(m == 'psycopg' or m.startswith('psycopg.') for m in sys.modules)\n"
         "out['cryptography'] = 'cryptography' in sys.modules\n"
         "print(json.dumps(out))\n")
@@ -45,12 +47,78 @@ def test_an_engine_lookup_imports_its_game_only() -> None:
     assert out == {"game": "dragon-tiger", "games": ["cards", "dragon_tiger"], "psycopg": False, "cryptography": False}
 
 
-def test_a_kind_whose_family_names_no_module_is_still_found() -> None:
-    """High card flush's kinds are ``hcf.*`` in the module ``high_card_flush``: the name
-    points nowhere, so every game module is imported and the kind is found."""
-    out = _fresh("from ledger.kinds import KINDS\nout = {'found': 'hcf.bet.v1' in KINDS, 'unknown': 'fan.tan.v1' in KINDS}")
-    assert out["found"] is True and out["unknown"] is False
-    assert ENGINE_MODULES <= set(out["games"])  # type: ignore[arg-type]
+def test_a_kind_whose_family_names_no_module_is_found_through_the_index() -> None:
+    """High card flush's kinds are ``hcf.*`` in the module ``high_card_flush``: the kinds
+    index (``ledger.games._index``) names the module, which alone is imported; a kind
+    nobody registers is looked for everywhere and not found."""
+    out = _fresh("from ledger.kinds import KINDS\nout = {'found': 'hcf.bet.v1' in KINDS}")
+    assert out["found"] is True and out["games"] == ["cards", "high_card_flush"]
+    out = _fresh("from ledger.kinds import KINDS\nout = {'unknown': 'fan.tan.v1' in KINDS}")
+    assert out["unknown"] is False and ENGINE_MODULES <= set(out["games"])  # type: ignore[arg-type]
+
+
+_STALE = ("import ledger.games._index as index, pathlib, sys\n"
+          "index.INDEX = pathlib.Path(sys.argv[1])\n")
+"""Points the index at a file given as the program's argument (a stale or broken copy)."""
+
+
+def _fresh_with_index(code: str, index: str, tmp_path: Path) -> dict[str, object]:
+    path = tmp_path / "_kinds.json"
+    path.write_text(index)
+    prog = _STALE + code + (
+        "\nimport json\n"
+        "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.')"
+        " and not m.startswith('ledger.games._'))\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", prog, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_the_kinds_index_is_the_game_modules_own() -> None:
+    """The committed ``ledger/games/_kinds.json`` is what the modules declare, written
+    from the sources on disk (``python -m ledger.games._index --check``, in a fresh
+    interpreter as it must be)."""
+    done = subprocess.run([sys.executable, "-m", "ledger.games._index", "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    index = json.loads((Path(__file__).parents[2] / "ledger" / "games" / "_kinds.json").read_text())
+    assert {e["module"] for e in index["kinds"].values()} == ENGINE_MODULES
+    assert index["kinds"]["hcf.bet.v1"]["module"] == "high_card_flush"
+
+
+def test_a_key_ring_check_reads_roles_from_the_index_and_builds_no_game() -> None:
+    """Issue 16 point 7: reading a key whose kinds are every game's (a dealer's) asks only
+    each kind's roles, which the index gives: no game module is imported; and the roles
+    are the ones the modules register."""
+    out = _fresh(
+        "from ledger.kinds import roles_of\n"
+        "names = ['baccarat.card.v1', 'hcf.bet.v1', 'poker.timeout.v1', 'roulette.result.v1']\n"
+        "out = {'roles': {n: sorted(roles_of(n)) for n in names}, 'none': roles_of('fan.tan.v1')}\n")
+    assert out["none"] is None  # a kind nobody registers: everything looked at, not found
+    lookup = _fresh("from ledger.kinds import roles_of\n"
+                    "out = {'roles': sorted(roles_of('poker.timeout.v1'))}\n")
+    assert lookup["games"] == ["cards"]
+    eager = _fresh("from ledger.kinds import KINDS\n"
+                   "names = ['baccarat.card.v1', 'hcf.bet.v1', 'poker.timeout.v1', 'roulette.result.v1']\n"
+                   "out = {'roles': {n: sorted(KINDS[n].roles) for n in names}}\n")
+    assert out["roles"] == eager["roles"] and lookup["roles"] == ["game", "table"]
+
+
+def test_a_stale_or_broken_index_is_not_read(tmp_path: Path) -> None:
+    """An index written from other sources (its digest is not theirs) or unreadable is
+    as if there were none: the registry imports the modules to answer, and the answers
+    are the same. A stale index costs time, never a wrong role."""
+    real = json.loads((Path(__file__).parents[2] / "ledger" / "games" / "_kinds.json").read_text())
+    lying = {**real, "digest": "0" * 64,
+             "kinds": {**real["kinds"], "baccarat.card.v1": {"module": "baccarat", "roles": ["dealer", "cage"]}}}
+    code = ("from ledger.kinds import roles_of\n"
+            "out = {'roles': sorted(roles_of('baccarat.card.v1')), 'hcf': sorted(roles_of('hcf.card.v1'))}\n")
+    for text in (json.dumps(lying), "{not json", json.dumps({"digest": real["digest"]})):
+        out = _fresh_with_index(code, text, tmp_path)
+        assert "cage" not in out["roles"]  # type: ignore[operator]
+        assert "baccarat" in out["games"]  # type: ignore[operator]  # the module itself answered
+        assert out["hcf"] and "high_card_flush" in out["games"]  # type: ignore[operator]
+    honest = _fresh_with_index(code, json.dumps(real), tmp_path)
+    assert honest["games"] == ["cards"] and honest["roles"] == out["roles"]
 
 
 def test_iterating_the_registries_sees_every_game_and_kind() -> None:
