@@ -36,7 +36,7 @@ INDEX = HERE / "_kinds.json"
 
 def sources_digest() -> str:
     """SHA-256 over the name and bytes of every module of ``ledger.games`` and of
-    ``ledger/kinds.py``, in name order (about a millisecond)."""
+    ``ledger/kinds.py``, in name order (a few milliseconds, once a process)."""
     h = hashlib.sha256()
     for path in sorted(HERE.glob("*.py")) + [HERE.parent / "kinds.py"]:
         data = path.read_bytes()

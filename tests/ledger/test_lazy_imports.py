@@ -85,22 +85,33 @@ def test_the_kinds_index_is_the_game_modules_own() -> None:
     assert index["kinds"]["hcf.bet.v1"]["module"] == "high_card_flush"
 
 
-def test_a_key_ring_check_reads_roles_from_the_index_and_builds_no_game() -> None:
-    """Issue 16 point 7: reading a key whose kinds are every game's (a dealer's) asks only
-    each kind's roles, which the index gives: no game module is imported; and the roles
+def test_reading_a_dealers_key_builds_no_game(tmp_path: Path) -> None:
+    """Issue 16 point 7: a key ring holding a dealer's key, which lists every game's kinds,
+    is read and checked (each kind's roles against the key's role) in a fresh interpreter
+    without importing any game's module: the roles come from the kinds index, and they
     are the ones the modules register."""
-    out = _fresh(
-        "from ledger.kinds import roles_of\n"
-        "names = ['baccarat.card.v1', 'hcf.bet.v1', 'poker.timeout.v1', 'roulette.result.v1']\n"
-        "out = {'roles': {n: sorted(roles_of(n)) for n in names}, 'none': roles_of('fan.tan.v1')}\n")
-    assert out["none"] is None  # a kind nobody registers: everything looked at, not found
-    lookup = _fresh("from ledger.kinds import roles_of\n"
-                    "out = {'roles': sorted(roles_of('poker.timeout.v1'))}\n")
-    assert lookup["games"] == ["cards"]
-    eager = _fresh("from ledger.kinds import KINDS\n"
-                   "names = ['baccarat.card.v1', 'hcf.bet.v1', 'poker.timeout.v1', 'roulette.result.v1']\n"
-                   "out = {'roles': {n: sorted(KINDS[n].roles) for n in names}}\n")
-    assert out["roles"] == eager["roles"] and lookup["roles"] == ["game", "table"]
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    subprocess.run([sys.executable, "-c",
+                    "import sys\n"
+                    "from ledger.house import PublicDir, create_key, init_ledger\n"
+                    "from ledger.keys import KeyDirectory\n"
+                    "from ledger.store import Store\nfrom pathlib import Path\n"
+                    "store, keys = Store.open(sys.argv[1], create=True), KeyDirectory(Path(sys.argv[2]) / 'keys')\n"
+                    "init_ledger(store, keys, PublicDir(Path(sys.argv[2]) / 'public'), 'lazy.pitboss/ledger')\n"
+                    "create_key(store, keys, 'dealer-1', 'dealer', scope=['table:t1'])\n",
+                    url, str(tmp_path)], check=True, capture_output=True, text=True)
+    out = _fresh("from ledger.keyring import load_keyring\nfrom ledger.store import Store\n"
+                 f"ring = load_keyring(Store.open({url!r}))\n"
+                 "dealer = next(e for e in ring.keys.values() if e.role == 'dealer')\n"
+                 "out = {'kinds': sorted(dealer.kinds)}\n")
+    assert out["games"] == ["cards"]
+    families = {k.split(".", 1)[0] for k in out["kinds"]}  # type: ignore[union-attr]
+    assert {"baccarat", "blackjack", "dragon_tiger", "hcf", "poker", "roulette", "sicbo"} <= families
+    names = ["baccarat.card.v1", "hcf.bet.v1", "poker.timeout.v1", "roulette.result.v1"]
+    indexed = _fresh(f"from ledger.kinds import roles_of\nout = {{'roles': {{n: sorted(roles_of(n)) for n in {names!r}}}}}\n")
+    loaded = _fresh(f"from ledger.kinds import KINDS\nout = {{'roles': {{n: sorted(KINDS[n].roles) for n in {names!r}}}}}\n")
+    assert indexed["games"] == ["cards"] and indexed["roles"] == loaded["roles"]
+    assert _fresh("from ledger.kinds import roles_of\nout = {'none': roles_of('fan.tan.v1')}\n")["none"] is None
 
 
 def test_a_stale_or_broken_index_is_not_read(tmp_path: Path) -> None:
