@@ -376,12 +376,14 @@ def play_events(engine: Engine, rules: dict[str, Any], events: Events) -> Any:
 
 def _load_games(name: str | None) -> None:
     """Import the game module that registers ``name``, or every game module (for None, or
-    a name found nowhere). The index (``ledger.games._index``) names a kind's module; else
-    a game's module is named after its game (``dragon-tiger`` in ``dragon_tiger``) and its
-    kinds' family usually after it too (``baccarat.bet.v1``); a name that points nowhere
-    (``hcf.*`` kinds, in ``high_card_flush``, with no index) imports every game, once.
-    Which module is imported first is a matter of speed only."""
-    module = None if name is None else _declared_module(name) or name.split(".", 1)[0].replace("-", "_")
+    a name found nowhere). A game's module is named after its game (``dragon-tiger`` in
+    ``dragon_tiger``) and its kinds' family usually after it too (``baccarat.bet.v1``);
+    for a kind whose family names no module (``hcf.*``, in ``high_card_flush``) the index
+    (``ledger.games._index``) names it, read only then; with no index it imports every
+    game, once. Which module is imported first is a matter of speed only."""
+    module = None if name is None else name.split(".", 1)[0].replace("-", "_")
+    if name is not None and module not in _modules():
+        module = _declared_module(name)
     if module in _modules():
         importlib.import_module(f"{__name__}.{module}")
         return

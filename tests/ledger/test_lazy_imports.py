@@ -14,10 +14,10 @@ from pathlib import Path
 ENGINE_MODULES = {"baccarat", "blackjack", "dragon_tiger", "high_card_flush", "poker", "roulette", "sicbo"}
 
 
-def _fresh(code: str, cwd: Path | None = None) -> dict[str, object]:
-    """Run ``code`` in a new interpreter; it leaves its answer in ``out`` (a dict), to which
-    the game modules (not the package's own ``_index``) and psycopg modules then imported
-    are added."""
+def _fresh(code: str, cwd: Path | None = None, args: tuple[str, ...] = ()) -> dict[str, object]:
+    """Run ``code`` in a new interpreter (``args`` its ``sys.argv[1:]``); it leaves its
+    answer in ``out`` (a dict), to which the game modules (not the package's own
+    ``_index``) and psycopg modules then imported are added."""
     prog = code + (
         "\nimport json, sys\n"
         "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.')\n"
@@ -25,7 +25,7 @@ def _fresh(code: str, cwd: Path | None = None) -> dict[str, object]:
         "out['psycopg'] = any(m == 'psycopg' or m.startswith('psycopg.') for m in sys.modules)\n"
         "out['cryptography'] = 'cryptography' in sys.modules\n"
         "print(json.dumps(out))\n")
-    done = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, cwd=cwd, check=True)
+    done = subprocess.run([sys.executable, "-c", prog, *args], capture_output=True, text=True, cwd=cwd, check=True)
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -65,13 +65,7 @@ _STALE = ("import ledger.games._index as index, pathlib, sys\n"
 def _fresh_with_index(code: str, index: str, tmp_path: Path) -> dict[str, object]:
     path = tmp_path / "_kinds.json"
     path.write_text(index)
-    prog = _STALE + code + (
-        "\nimport json\n"
-        "out['games'] = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('ledger.games.')"
-        " and not m.startswith('ledger.games._'))\n"
-        "print(json.dumps(out))\n")
-    done = subprocess.run([sys.executable, "-c", prog, str(path)], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+    return _fresh(_STALE + code, args=(str(path),))
 
 
 def test_the_kinds_index_is_the_game_modules_own() -> None:
